@@ -1,0 +1,3 @@
+from hhx.app import main
+
+main()

@@ -1,0 +1,331 @@
+"""Structured configs: the typed schema of every Hydra config group.
+
+Registered with Hydra's ConfigStore, so a misspelt key or a wrong type in any YAML file or
+command-line override fails at start-up with the offending key named, not later in a run.
+One dataclass per concern; `conf/<group>/*.yaml` files fill them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+# --------------------------------------------------------------------------------------------
+# Enumerations (OmegaConf validates enum members by name)
+
+
+class Stage(str, Enum):
+    evaluate = "evaluate"
+    build = "build"
+    score = "score"
+    leaderboard = "leaderboard"
+    describe = "describe"
+
+
+class Mode(str, Enum):
+    baseline = "baseline"
+    policy = "policy"
+
+
+class TargetType(str, Enum):
+    numeric = "numeric"
+    categorical = "categorical"
+    distribution = "distribution"
+
+
+class Shape(str, Enum):
+    array = "array"
+    distribution_array = "distribution_array"
+
+
+class SplitUnit(str, Enum):
+    quarter = "quarter"
+    row = "row"
+
+
+class SortOrder(str, Enum):
+    id_time = "id_time"
+    time_typed_id_id = "time_typed_id_id"
+
+
+class DataSource(str, Enum):
+    demo = "demo"  # seeded synthetic raw files, built by hhx (always tagged synthetic)
+    official = "official"  # a directory in the official release or eval-sample layout
+    raw = "raw"  # the user's downloaded survey files, built by hhx
+
+
+class Backend(str, Enum):
+    no_change = "no_change"
+    xgboost = "xgboost"
+    litellm = "litellm"
+    vllm = "vllm"
+    llamacpp = "llamacpp"
+
+
+# --------------------------------------------------------------------------------------------
+# task/
+
+
+@dataclass
+class FieldConfig:
+    """One answer element of an `array` task (scorer name, answer order)."""
+
+    name: str = MISSING
+    # Categorical label set in the scorer's order; None for numeric fields.
+    labels: list[str] | None = None
+    # Class domain in the pipeline registry's order (XGBoost class indices); None = `labels`.
+    domain: list[str] | None = None
+
+
+@dataclass
+class DistributionConfig:
+    """One probability vector of a `distribution_array` task."""
+
+    name: str = MISSING
+    # Pipeline registry group (e.g. `move`, `inflation_3y`): names the XGBoost output and its seed
+    # (spec 10.5); None = `name`.
+    group: str | None = None
+    labels: list[str] = MISSING
+    # Table target columns holding it: one column p -> [1-p, p]; several -> the columns in order.
+    columns: list[str] = MISSING
+    # Values in the table are percentages (0-100) to be divided by 100.
+    percent: bool = True
+
+
+@dataclass
+class PromptMonthConfig:
+    fixed_month: int | None = None
+    currency: bool = True
+
+
+@dataclass
+class TaskConfig:
+    name: str = MISSING
+    topic: str = MISSING
+    mode: Mode = MISSING
+    survey: str = MISSING
+    description: str = ""
+    target_type: TargetType = MISSING
+    shape: Shape = MISSING
+    fields: list[FieldConfig] = field(default_factory=list)
+    distributions: list[DistributionConfig] = field(default_factory=list)
+    # Registry view: table target columns (answer order) and predictors (table order).
+    targets: list[str] = field(default_factory=list)
+    prompt_predictors: list[str] = field(default_factory=list)
+    categorical_predictors: list[str] = field(default_factory=list)
+    split_unit: SplitUnit = SplitUnit.quarter
+    sort_order: SortOrder = SortOrder.time_typed_id_id
+    typed_id: str | None = None  # e.g. "id:integer", "CASEID:integer"
+    prompt_month: PromptMonthConfig | None = None
+    naive_baseline: str = ""  # what the no-change prediction is, in words
+    # XGBoost seeds per model output (spec 10.5), keyed by target column or distribution group.
+    xgb_seeds: dict[str, int] = field(default_factory=dict)
+    # Dotted module of hhx's builder for this task; None until hhx can build it from raw files.
+    builder: str | None = None
+    on_hf: bool = False  # part of the official public eval sample / full release
+
+
+# --------------------------------------------------------------------------------------------
+# survey/, data/
+
+
+@dataclass
+class SurveyConfig:
+    name: str = MISSING
+    description: str = ""
+    # Dotted module with `build(survey, raw_dir, out_dir) -> BuildReport`.
+    builder: str | None = None
+    # Surveys whose intermediates this one needs first (e.g. macro context before survey builders).
+    depends_on: list[str] = field(default_factory=list)
+    # Raw input files by role, e.g. {"cps_basic": "/path/cps_basic.csv.gz"}; relative to data.raw_dir.
+    raw: dict[str, str] = field(default_factory=dict)
+    # Where the public data comes from (used in missing-file errors).
+    source_url: str = ""
+    chunk_rows: int = 250_000
+
+
+@dataclass
+class DemoConfig:
+    seed: int = 20261130
+    n_households: int = 30000
+    start: str = "2015-01"
+    end: str = "2026-03"
+
+
+@dataclass
+class DataConfig:
+    source: DataSource = DataSource.demo
+    # Root of the benchmark layout: our builds write here; for `official` it is the user's download.
+    root: str = "data/demo/householdbench"
+    raw_dir: str = "data/demo/raw"
+    intermediate_dir: str = "data/demo/intermediate"
+    # Official layout flavour: "release" (tabular/prompts/splits) or "eval_sample" ({split}/<task>.jsonl).
+    layout: str = "release"
+    split: str = "pre_cutoff_test"
+    # Evaluate the first N rows of the split by split_position (200 = the official eval-sample rule).
+    max_examples: int | None = 200
+    # A real FRED-QD file in its published layout; None = the demo's synthetic macro series.
+    fred_qd: str | None = None
+    rebuild: bool = False
+    demo: DemoConfig = field(default_factory=DemoConfig)
+
+
+# --------------------------------------------------------------------------------------------
+# model/, decoding/, aggregation/
+
+
+@dataclass
+class XGBoostConfig:
+    threads: int = 2
+    train_cap: int = 400_000
+    validation_cap: int = 50_000
+    # None = the reference settings (spec 10.4); an int overrides n_estimators for quick runs.
+    n_estimators: int | None = None
+    early_stopping_rounds: int = 300
+
+
+@dataclass
+class ModelConfig:
+    name: str = MISSING
+    backend: Backend = MISSING
+    description: str = ""
+    # Knowledge cutoff (ISO date) for before/after-cutoff analyses; None if unknown/not applicable.
+    cutoff: str | None = None
+    # --- LLM backends (litellm / vllm / llamacpp)
+    model_id: str | None = None  # provider model string, e.g. "openai/gpt-5-mini"
+    api_base: str | None = None
+    api_key_env: str | None = None  # name of the env var holding the key (never the key)
+    model_path: str | None = None  # local weights (GGUF file or HF directory)
+    lora_adapter: str | None = None
+    supports_n: bool = False
+    supports_top_k: bool = False
+    supports_reasoning_effort: bool = False
+    supports_json_schema: bool = False
+    reasoning_effort: str | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    n_ctx: int = 4096
+    max_concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    requests_per_minute: int | None = None
+    max_cost_usd: float | None = None
+    constrained_decoding: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    # More capabilities (LLM backends): a decoding setting the model cannot take is a ConfigError.
+    supports_seed: bool = True
+    supports_sampling_params: bool = True  # temperature / top_p (some reasoning models refuse them)
+    supports_chat_template_kwargs: bool = False  # enable_thinking (vLLM, OpenAI-compatible servers)
+    # How a JSON schema is sent: "openai" (response_format json_schema) or "llamacpp" (json_object
+    # + schema, what llama.cpp's server accepts).
+    json_schema_style: str = "openai"
+    retry_base_s: float = 1.0  # first backoff delay; doubles per attempt, with jitter
+    retry_max_s: float = 60.0
+    # --- xgboost
+    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
+
+
+@dataclass
+class DecodingConfig:
+    name: str = "provider_default"
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    max_tokens: int | None = 1024
+    seed: int | None = 42
+    enable_thinking: bool | None = None
+
+
+@dataclass
+class AggregationConfig:
+    name: str = "k1"
+    k: int = 1
+    # Categorical majority-vote tie: "first_draw" (the tied label drawn earliest) or "label_order"
+    # (the tied label listed first in the task).
+    tie_rule: str = "first_draw"
+
+
+# --------------------------------------------------------------------------------------------
+# tracking/, score, paths
+
+
+@dataclass
+class TrackingConfig:
+    enabled: bool = True
+    # MLflow tracking URI; default: a local SQLite store in the working directory.
+    uri: str = "sqlite:///mlflow.db"
+    experiment: str = "hhx"
+    log_artifacts: bool = True
+
+
+@dataclass
+class ScoreConfig:
+    gold: str | None = None
+    predictions: str | None = None
+    output: str | None = None
+    prediction_field: str | None = None
+    repair_number_formatting: bool = False
+    repair_distribution_nesting: bool = False
+    include_details: bool = True
+
+
+@dataclass
+class PathsConfig:
+    cache_dir: str = "data/cache"
+    runs_dir: str = "outputs"
+
+
+@dataclass
+class LeaderboardConfig:
+    """The leaderboard stage: which evaluate runs to collect and how to bootstrap them."""
+
+    # MLflow experiment to collect evaluate runs from; None = tracking.experiment.
+    experiment: str | None = None
+    # A folder of run outputs (run_info.json found recursively) instead of MLflow.
+    runs_dir: str | None = None
+    output_dir: str = "outputs/leaderboard"
+    n_resamples: int = 10_000
+    seed: int = 20261130
+    confidence: float = 0.95
+    # Demo runs are synthetic and never mixed with real-data runs: by default real runs are ranked
+    # and synthetic ones excluded; when only synthetic runs exist they are ranked, labelled so.
+    # true = rank the synthetic runs (refused if real runs are selected too).
+    include_synthetic: bool = False
+    models: list[str] = field(default_factory=list)  # empty = all
+    tasks: list[str] = field(default_factory=list)  # empty = all
+    split: str | None = None  # None = the only split present (several -> error)
+    # Model name of the XGBoost comparator; None = the one run with backend xgboost, if any.
+    xgboost_model: str | None = None
+    # Derive a no-change entry from the details' naive_baseline where no no_change run exists.
+    derive_no_change: bool = True
+    time_bin: str = "year"  # "year" or "quarter" for performance over release time
+
+
+@dataclass
+class HhxConfig:
+    stage: Stage = Stage.evaluate
+    seed: int = 42
+    task: TaskConfig = MISSING
+    survey: SurveyConfig = MISSING
+    model: ModelConfig = MISSING
+    decoding: DecodingConfig = MISSING
+    aggregation: AggregationConfig = MISSING
+    data: DataConfig = MISSING
+    tracking: TrackingConfig = MISSING
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    paths: PathsConfig = field(default_factory=PathsConfig)
+    # Also score the no-change baseline on the same rows and print both side by side.
+    compare_no_change: bool = True
+    leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
+
+
+def register_configs() -> None:
+    """Register the schema of the primary config with Hydra."""
+    cs = ConfigStore.instance()
+    # Group options are merged into the typed fields of HhxConfig, which validates them.
+    cs.store(name="hhx_schema", node=HhxConfig)

@@ -1,0 +1,87 @@
+"""Atomic file writes and strict JSONL reading: nothing half-written is ever left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hhx.errors import DataError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        # mkstemp creates 0600; give the file the permissions a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_path, 0o666 & ~umask)
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, indent: int | None = 2) -> Path:
+    return write_text_atomic(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
+
+
+def write_jsonl_atomic(
+    path: str | os.PathLike[str], rows: Iterable[dict[str, Any]], ensure_ascii: bool = True
+) -> Path:
+    """Write one JSON object per line (ASCII-escaped, NaN forbidden, as the official release)."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=ensure_ascii, allow_nan=False) + "\n")
+    return Path(path)
+
+
+def write_csv_atomic(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+    return Path(path)
+
+
+def write_parquet_atomic(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False)
+    return Path(path)
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSONL file: blank lines skipped; a bad line is an error naming file and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"{p}: file not found")
+    rows: list[dict[str, Any]] = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{p}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+    return rows

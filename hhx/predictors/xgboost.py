@@ -1,0 +1,366 @@
+"""The reference XGBoost baseline (spec 00_common.md section 10), task by task.
+
+One model per output (numeric target, categorical target, or distribution group), fitted on the
+train prefix and early-stopped on the validation prefix (split_position order, capped at 400k/50k),
+with the reference hyperparameters, the published seeds and native categorical splits.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import xgboost as xgb
+
+from hhx.config import TargetType, TaskConfig, XGBoostConfig
+from hhx.errors import ConfigError, DataError
+from hhx.io import write_json_atomic
+from hhx.predictors.base import PredictionRow
+
+if TYPE_CHECKING:
+    from hhx.bench.layout import BenchTask
+    from hhx.config import HhxConfig
+
+MISSING_TOKEN = "__HOUSEHOLDBENCH_MISSING__"
+UNSEEN_TOKEN = "__HOUSEHOLDBENCH_UNSEEN__"
+PROMPT_MONTH = "prompt_month"
+
+CLASSIFICATION_PARAMS: dict[str, Any] = dict(
+    max_depth=6, learning_rate=0.08, subsample=0.65, colsample_bytree=1.0, colsample_bylevel=0.9,
+    min_child_weight=0.000005, reg_lambda=0.0, reg_alpha=0.0, gamma=0.0, n_estimators=1000,
+)
+REGRESSION_PARAMS: dict[str, Any] = dict(
+    max_depth=9, learning_rate=0.05, subsample=0.70, colsample_bytree=1.0, colsample_bylevel=1.0,
+    min_child_weight=2.0, reg_lambda=0.0, reg_alpha=0.0, gamma=0.0, n_estimators=1000,
+)
+DISTRIBUTION_PARAMS: dict[str, Any] = {**REGRESSION_PARAMS, "n_estimators": 2000}
+COMMON_PARAMS: dict[str, Any] = dict(
+    tree_method="hist", max_bin=256, enable_categorical=True, device="cpu", verbosity=0
+)
+# Tasks whose numeric output the reference rounds to an integer.
+ROUNDED_OUTPUT_TASKS = {"cons_psid_wealth"}
+
+
+# --------------------------------------------------------------------------------------------
+# features
+
+
+def feature_names(task: TaskConfig) -> tuple[list[str], list[str]]:
+    """(all features in model-matrix order, the categorical ones)."""
+    features = list(task.prompt_predictors)
+    categorical = list(task.categorical_predictors)
+    if task.prompt_month is not None:
+        features.append(PROMPT_MONTH)
+        categorical.append(PROMPT_MONTH)
+    return features, categorical
+
+
+def prompt_month_names(task: TaskConfig, times: pd.Series) -> pd.Series:
+    """English month name shown in the prompt: the fixed month, else the month of `time`."""
+    fixed = task.prompt_month.fixed_month if task.prompt_month else None
+    if fixed:
+        return pd.Series(calendar.month_name[int(fixed)], index=times.index)
+    months = pd.to_datetime(times, format="%Y-%m-%d").dt.month
+    return months.map(lambda m: calendar.month_name[int(m)])
+
+
+def clean_categorical(values: pd.Series) -> pd.Series:
+    """Strip whitespace; blank or NA -> missing token."""
+    text = values.astype("string").str.strip()
+    return text.mask(text.isna() | (text == ""), MISSING_TOKEN).astype(object)
+
+
+@dataclass
+class FeatureEncoder:
+    """Train-fitted categories per categorical feature (spec 10.2)."""
+
+    features: list[str]
+    categorical: list[str]
+    categories: dict[str, list[str]] = field(default_factory=dict)
+
+    def fit(self, frame: pd.DataFrame) -> FeatureEncoder:
+        for col in self.categorical:
+            values = clean_categorical(frame[col])
+            seen = sorted(set(values) - {MISSING_TOKEN})
+            for token in (MISSING_TOKEN, UNSEEN_TOKEN):
+                if token in seen:
+                    raise DataError(f"column {col}: reserved token {token} occurs in the data")
+            self.categories[col] = seen + [MISSING_TOKEN, UNSEEN_TOKEN]
+        return self
+
+    def transform(self, frame: pd.DataFrame) -> pd.DataFrame:
+        out: dict[str, Any] = {}
+        for col in self.features:
+            if col in self.categories:
+                cats = self.categories[col]
+                values = clean_categorical(frame[col])
+                values = values.where(values.isin(cats), UNSEEN_TOKEN)
+                out[col] = pd.Categorical(values, categories=cats, ordered=False)
+            else:
+                try:
+                    out[col] = pd.to_numeric(frame[col], errors="raise").astype("float64")
+                except (ValueError, TypeError):
+                    bad = frame[col][pd.to_numeric(frame[col], errors="coerce").isna()
+                                     & frame[col].notna()].iloc[0]
+                    raise DataError(
+                        f"numeric feature {col}: non-numeric value {bad!r}; declare it in the "
+                        "task's categorical_predictors or fix the table"
+                    ) from None
+        return pd.DataFrame(out, index=frame.index)
+
+
+def with_prompt_month(task: TaskConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    if task.prompt_month is None:
+        return frame
+    frame = frame.copy()
+    frame[PROMPT_MONTH] = prompt_month_names(task, frame["time"])
+    return frame
+
+
+# --------------------------------------------------------------------------------------------
+# targets and metrics
+
+
+def project_to_simplex(x: np.ndarray) -> np.ndarray:
+    """Euclidean projection of each row onto the probability simplex (spec 10.3)."""
+    x = np.atleast_2d(np.asarray(x, dtype=float))
+    u = -np.sort(-x, axis=1)
+    css = np.cumsum(u, axis=1) - 1.0
+    j = np.arange(1, x.shape[1] + 1)
+    cond = u - css / j > 0
+    rho = x.shape[1] - np.argmax(cond[:, ::-1], axis=1)  # last j where cond holds
+    theta = css[np.arange(len(x)), rho - 1] / rho
+    return np.maximum(x - theta[:, None], 0.0)
+
+
+def macro_f1_cost(n_classes: int):
+    """Early-stopping metric: 1 - macro-F1 over all classes (class = p > 0.5 or argmax)."""
+
+    def metric(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+        y_true = np.asarray(y_true).astype(int)
+        pred = np.asarray(y_pred)
+        if n_classes == 2:
+            labels = (pred.reshape(-1) > 0.5).astype(int)
+        else:
+            labels = pred.reshape(len(y_true), n_classes).argmax(axis=1)
+        f1 = []
+        for k in range(n_classes):
+            tp = np.sum((labels == k) & (y_true == k))
+            fp = np.sum((labels == k) & (y_true != k))
+            fn = np.sum((labels != k) & (y_true == k))
+            denom = 2 * tp + fp + fn
+            f1.append(2 * tp / denom if denom else 0.0)
+        return float(1.0 - np.mean(f1))
+
+    metric.__name__ = "macro_f1_cost"
+    return metric
+
+
+def projected_tv(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Early-stopping metric: mean total variation after simplex projection."""
+    y_true = np.asarray(y_true, dtype=float)
+    pred = project_to_simplex(np.asarray(y_pred, dtype=float).reshape(y_true.shape))
+    return float(np.mean(0.5 * np.abs(pred - y_true).sum(axis=1)))
+
+
+@dataclass
+class Output:
+    """One fitted model: a numeric/categorical target column or a distribution group."""
+
+    name: str  # target column or distribution group (the seed key)
+    kind: str  # numeric | categorical | distribution
+    classes: list[str] = field(default_factory=list)
+    model: Any = None
+    best_iteration: int | None = None
+    fit_seconds: float = 0.0
+
+
+def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np.ndarray:
+    dist = task.distributions[group]
+    cols = frame[list(dist.columns)].to_numpy(dtype=float)
+    if dist.percent:
+        cols = cols / 100.0
+    matrix = np.column_stack([1.0 - cols[:, 0], cols[:, 0]]) if len(dist.columns) == 1 else cols
+    bad = ~np.isfinite(matrix).all(axis=1) | (matrix < 0).any(axis=1) | (matrix > 1).any(axis=1)
+    bad |= ~np.isclose(matrix.sum(axis=1), 1.0, atol=1e-9)
+    if bad.any():
+        raise DataError(f"task {task.name}: distribution {dist.name} has {bad.sum()} invalid rows")
+    return matrix
+
+
+def outputs_for(task: TaskConfig) -> list[Output]:
+    if task.target_type is TargetType.distribution:
+        return [Output(d.name, "distribution") for d in task.distributions]
+    if task.target_type is TargetType.categorical:
+        return [
+            Output(col, "categorical", classes=list(f.domain or f.labels or []))
+            for col, f in zip(task.targets, task.fields, strict=True)
+        ]
+    return [Output(col, "numeric") for col in task.targets]
+
+
+# --------------------------------------------------------------------------------------------
+# the predictor
+
+
+class XGBoostPredictor:
+    name = "xgboost"
+
+    def __init__(self, settings: XGBoostConfig) -> None:
+        self.settings = settings
+        self.encoder: FeatureEncoder | None = None
+        self.outputs: list[Output] = []
+        self.task: TaskConfig | None = None
+        self.counts: dict[str, int] = {}
+
+    def _estimator(self, output: Output, seed: int) -> Any:
+        s = self.settings
+        base = {**COMMON_PARAMS, "random_state": seed, "n_jobs": int(s.threads),
+                "early_stopping_rounds": int(s.early_stopping_rounds)}
+        if output.kind == "numeric":
+            params = {**REGRESSION_PARAMS, **base}
+            params.update(objective="reg:absoluteerror", eval_metric="mae")
+            cls = xgb.XGBRegressor
+        elif output.kind == "distribution":
+            params = {**DISTRIBUTION_PARAMS, **base}
+            params.update(objective="reg:absoluteerror", multi_strategy="one_output_per_tree",
+                          eval_metric=projected_tv)
+            cls = xgb.XGBRegressor
+        else:
+            n = len(output.classes)
+            params = {**CLASSIFICATION_PARAMS, **base, "eval_metric": macro_f1_cost(n)}
+            if n == 2:
+                params["objective"] = "binary:logistic"
+            else:
+                params.update(objective="multi:softprob", num_class=n)
+            cls = xgb.XGBClassifier
+        if s.n_estimators is not None:
+            params["n_estimators"] = int(s.n_estimators)
+        return cls(**params)
+
+    def _targets(self, task: TaskConfig, output: Output, idx: int, frame: pd.DataFrame) -> np.ndarray:
+        if output.kind == "distribution":
+            return distribution_matrix(task, idx, frame)
+        if output.kind == "categorical":
+            values = frame[output.name].astype("string")
+            codes = values.map({c: i for i, c in enumerate(output.classes)})
+            if codes.isna().any():
+                bad = values[codes.isna()].iloc[0]
+                raise DataError(f"task {task.name}: target {output.name} value {bad!r} not in "
+                                f"the domain {output.classes}")
+            return codes.to_numpy(dtype=int)
+        y = pd.to_numeric(frame[output.name], errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(y).all():
+            raise DataError(f"task {task.name}: target {output.name} has missing values")
+        return y
+
+    def fit(self, task: BenchTask) -> XGBoostPredictor:
+        spec = task.spec
+        self.task = spec
+        train = with_prompt_month(spec, task.split_frame("train", int(self.settings.train_cap)))
+        val = with_prompt_month(spec, task.split_frame("validation",
+                                                       int(self.settings.validation_cap)))
+        if train.empty or val.empty:
+            raise DataError(f"task {spec.name}: XGBoost needs train and validation rows "
+                            f"(got {len(train)} and {len(val)})")
+        features, categorical = feature_names(spec)
+        self.encoder = FeatureEncoder(features, categorical).fit(train)
+        x_train, x_val = self.encoder.transform(train), self.encoder.transform(val)
+        self.counts = {"n_train": len(train), "n_validation": len(val)}
+        self.outputs = outputs_for(spec)
+        for idx, output in enumerate(self.outputs):
+            if output.name not in spec.xgb_seeds:
+                raise ConfigError(f"task {spec.name}: no xgb_seeds entry for output {output.name}")
+            y_train = self._targets(spec, output, idx, train)
+            y_val = self._targets(spec, output, idx, val)
+            if output.kind == "categorical":
+                missing = set(range(len(output.classes))) - set(np.unique(y_train))
+                if missing:
+                    absent = [output.classes[i] for i in sorted(missing)]
+                    raise DataError(f"task {spec.name}: training rows lack classes {absent} of "
+                                    f"{output.name}; the training classes must cover the domain")
+            model = self._estimator(output, int(spec.xgb_seeds[output.name]))
+            t0 = time.perf_counter()
+            model.fit(x_train, y_train, eval_set=[(x_val, y_val)], verbose=False)
+            output.fit_seconds = time.perf_counter() - t0
+            output.model = model
+            output.best_iteration = getattr(model, "best_iteration", None)
+        return self
+
+    def _feature_rows(self, task: BenchTask, examples: pd.DataFrame) -> pd.DataFrame:
+        if task.table is None:
+            raise DataError("XGBoost needs the task table; the eval-sample layout has only "
+                            "prompts — point data.root at the full release")
+        keys = examples[["id", "time"]].astype(str)
+        table = task.table.assign(id=task.table["id"].astype(str), time=task.table["time"].astype(str))
+        rows = keys.merge(table, on=["id", "time"], how="left", validate="one_to_one",
+                          indicator=True)
+        if (rows["_merge"] != "both").any():
+            miss = rows.loc[rows["_merge"] != "both", ["id", "time"]].iloc[0].tolist()
+            raise DataError(f"task {task.spec.name}: example {miss} has no row in the task table")
+        return with_prompt_month(task.spec, rows.drop(columns="_merge"))
+
+    def predict(self, task: BenchTask, examples: pd.DataFrame) -> list[PredictionRow]:
+        if self.encoder is None or self.task is None:
+            raise RuntimeError("fit() must be called before predict()")
+        spec = self.task
+        x = self.encoder.transform(self._feature_rows(task, examples))
+        per_output: list[list[Any]] = []
+        for output in self.outputs:
+            if output.kind == "numeric":
+                values = output.model.predict(x).astype(float)
+                if spec.name in ROUNDED_OUTPUT_TASKS:
+                    per_output.append([int(round(v)) for v in values])
+                else:
+                    per_output.append([float(v) for v in values])
+            elif output.kind == "distribution":
+                pred = project_to_simplex(output.model.predict(x))
+                per_output.append([[float(p) for p in row] for row in pred])
+            else:
+                proba = output.model.predict_proba(x)
+                idx = (proba[:, 1] > 0.5).astype(int) if proba.shape[1] == 2 else proba.argmax(1)
+                per_output.append([output.classes[i] for i in idx])
+        rows = []
+        for i, ex in enumerate(examples.itertuples(index=False)):
+            answer = [values[i] for values in per_output]
+            rows.append(PredictionRow(id=str(ex.id), time=str(ex.time), prediction=answer))
+        return rows
+
+    def save(self, out_dir: Path) -> list[Path]:
+        if self.task is None or self.encoder is None:
+            return []
+        written: list[Path] = []
+        folder = Path(out_dir) / self.task.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for output in self.outputs:
+            path = folder / f"{output.name}.ubj"
+            output.model.save_model(path)
+            meta = {
+                "task": self.task.name, "output": output.name, "kind": output.kind,
+                "classes": output.classes, "seed": int(self.task.xgb_seeds[output.name]),
+                "best_iteration": output.best_iteration, "fit_seconds": output.fit_seconds,
+                "features": self.encoder.features, "categories": self.encoder.categories,
+                "params": {k: (v if not isinstance(v, float) or np.isfinite(v) else str(v))
+                           for k, v in output.model.get_params().items()
+                           if isinstance(v, (int, float, str, bool, type(None)))},
+                "xgboost_version": xgb.__version__, **self.counts,
+            }
+            written += [path, write_json_atomic(folder / f"{output.name}.metadata.json", meta)]
+        return written
+
+    def run_metrics(self) -> dict[str, float]:
+        metrics: dict[str, float] = {k: float(v) for k, v in self.counts.items()}
+        for output in self.outputs:
+            if output.best_iteration is not None:
+                metrics[f"xgb_best_iteration.{output.name}"] = float(output.best_iteration)
+            metrics[f"xgb_fit_seconds.{output.name}"] = output.fit_seconds
+        return metrics
+
+
+def make(cfg: HhxConfig) -> XGBoostPredictor:
+    return XGBoostPredictor(cfg.model.xgboost)

@@ -1,0 +1,290 @@
+"""Join gold prompt records with predictions, parse, and score (spec 00_common.md 7.2-7.4).
+
+Invalid or missing answers are excluded from the metrics (never imputed) and reported with
+their reason; numeric baselines are restricted to the same valid rows. The result dictionary has
+the reference scorer's fields, so official and hhx result files can be compared key by key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from hhx.config import TaskConfig
+from hhx.io import read_jsonl
+from hhx.scoring.metrics import compute_metrics, diagnostic_metrics, official_metrics
+from hhx.scoring.parser import (
+    AnswerSpec,
+    ScoringError,
+    answer_spec,
+    parse_answer,
+    parse_gold,
+    parse_naive_baseline,
+)
+
+PREDICTION_FIELDS = ("prediction", "raw_output", "response", "model_output", "assistant")
+
+# (row, row_index, require_key) -> the string that joins gold and prediction rows.
+RowKey = Callable[[dict[str, Any], int, bool], str]
+
+
+# --------------------------------------------------------------------------------------------
+# Row keys
+
+
+def _key_example_id(row: dict[str, Any], index: int, require_key: bool = False) -> str:
+    for name in ("example_id", "id"):
+        if row.get(name) is not None:
+            return str(row[name])
+    if require_key:
+        raise ScoringError(
+            f"Prediction row {index} is missing required field 'example_id' or 'id'",
+            side="predictions")
+    return str(index)
+
+
+def _key_id(row: dict[str, Any], index: int, require_key: bool = False) -> str:
+    if row.get("id") is not None:
+        return str(row["id"])
+    return _key_example_id(row, index, require_key)
+
+
+def _key_id_time(gold_rows: list[dict[str, Any]]) -> RowKey:
+    """Key "<id>@<time>"; a prediction without time maps by id only if gold ids are unique."""
+    ids = [str(row["id"]) for row in gold_rows]
+    unique = len(set(ids)) == len(ids)
+    key_of_id = {str(r["id"]): f"{r['id']}@{r['time']}" for r in gold_rows} if unique else {}
+
+    def key(row: dict[str, Any], index: int, require_key: bool = False) -> str:
+        if row.get("id") is None:
+            return _key_example_id(row, index, require_key)
+        if row.get("time") is not None:
+            return f"{row['id']}@{row['time']}"  # exact string: "2020-03-01T00:00:00" differs
+        if not unique:
+            raise ScoringError(
+                f"Prediction row {index} (id {row['id']!r}) has no 'time': this task's gold rows "
+                "repeat ids across periods, so predictions need both 'id' and 'time'",
+                side="predictions")
+        return key_of_id.get(str(row["id"]), str(row["id"]))
+
+    return key
+
+
+def select_row_key(gold_rows: list[dict[str, Any]]) -> tuple[RowKey, bool]:
+    """Choose the join key from the gold rows and check gold keys are unique.
+
+    Any `example_id` -> example_id (fallback id, then row index); else every row with id and
+    time -> "<id>@<time>"; else id (fallback row index). Returns (key function, keyed on time).
+    """
+    if any(row.get("example_id") is not None for row in gold_rows):
+        key, on_time = _key_example_id, False
+    elif gold_rows and all(r.get("id") is not None and r.get("time") is not None
+                           for r in gold_rows):
+        key, on_time = _key_id_time(gold_rows), True
+    else:
+        key, on_time = _key_id, False
+    seen: set[str] = set()
+    for index, row in enumerate(gold_rows):
+        k = key(row, index, False)
+        if k in seen:
+            raise ScoringError(
+                f"Gold rows repeat the key {k!r} (row {index}); every gold row needs a unique "
+                "example_id, id, or (id, time)", side="gold")
+        seen.add(k)
+    return key, on_time
+
+
+def _index_predictions(rows: list[dict[str, Any]], key: RowKey) -> dict[str, dict[str, Any]]:
+    indexed: dict[str, dict[str, Any]] = {}
+    duplicates: set[str] = set()
+    for index, row in enumerate(rows):
+        k = key(row, index, True)
+        if k in indexed:
+            duplicates.add(k)
+        indexed[k] = row
+    if duplicates:
+        shown = ", ".join(sorted(duplicates)[:10])
+        raise ScoringError(f"Duplicate prediction ids: {shown}", side="predictions")
+    return indexed
+
+
+def raw_prediction(row: dict[str, Any], prediction_field: str | None = None) -> Any:
+    """The response of a prediction row; raises ValueError (a per-row error) if absent."""
+    if prediction_field is not None:
+        if prediction_field not in row:
+            raise ValueError(
+                f"Prediction row has no configured response field {prediction_field!r}")
+        return row[prediction_field]
+    for name in PREDICTION_FIELDS:
+        if name in row:
+            return row[name]
+    raise ValueError(
+        f"Prediction row has no response field. Accepted fields: {', '.join(PREDICTION_FIELDS)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring
+
+
+def _as_record(spec: AnswerSpec, value: list | None) -> dict[str, Any] | None:
+    # Details carry {field: value} records, as the reference result files do.
+    return None if value is None else dict(zip(spec.names, value))
+
+
+def score_task(
+    task: TaskConfig,
+    gold_rows: list[dict[str, Any]],
+    pred_rows: list[dict[str, Any]],
+    *,
+    prediction_field: str | None = None,
+    repair_number_formatting: bool = False,
+    repair_distribution_nesting: bool = False,
+    include_details: bool = True,
+) -> dict[str, Any]:
+    """Score one task's predictions against its gold prompt records (result fields of 7.3)."""
+    spec = answer_spec(task)
+    numeric = spec.target_type == "numeric"
+    key, on_time = select_row_key(gold_rows)
+    predictions = _index_predictions(pred_rows, key)
+    predicted_ids = {str(row["id"]) for row in pred_rows if row.get("id") is not None}
+
+    valid_preds: list[list] = []
+    valid_refs: list[list] = []
+    valid_naives: list[list] = []
+    valid_ids: list[str] = []
+    invalid: list[dict[str, str]] = []
+    details: list[dict[str, Any]] = []
+    errors: Counter[str] = Counter()
+    matched: set[str] = set()
+    repaired = 0
+
+    for index, gold in enumerate(gold_rows):
+        example = key(gold, index, False)
+        try:
+            reference = parse_gold(spec, gold.get("assistant"))
+            naive = parse_naive_baseline(spec, gold.get("naive_baseline")) if numeric else None
+        except ScoringError as exc:
+            raise ScoringError(f"{exc} (gold row {index}, key {example!r})", side="gold") from None
+
+        raw: Any = None
+        parsed: list | None = None
+        was_repaired = False
+        pred_row = predictions.get(example)
+        if pred_row is None:
+            error: str | None = (
+                "time_mismatch" if on_time and str(gold.get("id")) in predicted_ids
+                else "missing_prediction")
+        else:
+            matched.add(example)
+            try:
+                raw = raw_prediction(pred_row, prediction_field)
+            except ValueError as exc:
+                error = str(exc)
+            else:
+                result = parse_answer(spec, raw, repair_number_formatting=repair_number_formatting,
+                                      repair_distribution_nesting=repair_distribution_nesting)
+                error, parsed, was_repaired = result.error, result.value, result.repaired
+                if result.valid:
+                    error = None
+                elif error is None:
+                    error = "parse_failed"
+
+        if error is None:
+            assert parsed is not None
+            valid_preds.append(parsed)
+            valid_refs.append(reference)
+            if naive is not None:
+                valid_naives.append(naive)
+            valid_ids.append(example)
+            repaired += int(was_repaired)
+        else:
+            errors[error] += 1
+            invalid.append({"id": example, "error": error})
+        if include_details:
+            detail: dict[str, Any] = {"id": example}
+            if on_time:
+                detail["time"] = str(gold["time"])
+            detail.update(valid=error is None, raw_prediction=raw,
+                          parsed_prediction=_as_record(spec, parsed),
+                          reference=_as_record(spec, reference),
+                          naive_baseline=_as_record(spec, naive), error=error,
+                          repaired=was_repaired)
+            details.append(detail)
+
+    try:
+        metrics = compute_metrics(spec, valid_preds, valid_refs, valid_naives if numeric else None)
+    except ValueError as exc:
+        if "zero_naive_baseline_error" not in str(exc):
+            raise
+        raise ScoringError(
+            f"{spec.task}: {exc}: the no-change baseline is exact on every valid row for this "
+            "field, so RelMAE is undefined and the task cannot be scored") from None
+
+    total = len(gold_rows)
+    extra = sorted(set(predictions) - matched)
+    out: dict[str, Any] = {
+        "task": spec.task,
+        "mode": _mode(task),
+        "num_examples": total,
+        "num_predictions": len(pred_rows),
+        "num_valid": len(valid_preds),
+        "num_invalid": total - len(valid_preds),
+        "num_repaired": repaired,
+        "valid_response_rate": len(valid_preds) / total if total else 0.0,
+        "coverage_rate": len(matched) / total if total else 0.0,
+        "num_extra_predictions": len(extra),
+        "extra_prediction_ids": extra,
+        "error_counts": dict(errors),
+        "valid_example_ids": valid_ids,
+        "invalid_examples": invalid,
+        "metrics": metrics,
+    }
+    if include_details:
+        out["details"] = details
+    return out
+
+
+def _mode(task: Any) -> str:
+    mode = getattr(task, "mode", "")
+    return str(getattr(mode, "value", mode))
+
+
+def score_files(
+    task: TaskConfig,
+    gold_path: str | os.PathLike[str],
+    pred_path: str | os.PathLike[str],
+    **kw: Any,
+) -> dict[str, Any]:
+    """`score_task` on two JSONL files; input errors name the file at fault."""
+    gold, preds = read_jsonl(gold_path), read_jsonl(pred_path)
+    try:
+        return score_task(task, gold, preds, **kw)
+    except ScoringError as exc:
+        where = {"gold": gold_path, "predictions": pred_path}.get(exc.side or "")
+        if where is None:
+            raise
+        raise ScoringError(f"{where}: {exc}", side=exc.side) from None
+
+
+def describe(task: TaskConfig) -> dict[str, Any]:
+    """The task's answer format as the reference `describe` prints it, plus its metrics."""
+    spec = answer_spec(task)
+    kind = "categorical" if spec.target_type == "categorical" else "numeric"
+    is_dist = spec.target_type == "distribution"
+    fields = [] if is_dist else [
+        {"name": n, "kind": kind, "labels": list(lab)} for n, lab in zip(spec.names, spec.labels)]
+    dists = [{"name": n, "labels": list(lab)} for n, lab in zip(spec.names, spec.labels)] \
+        if is_dist else []
+    return {
+        "name": spec.task,
+        "mode": _mode(task),
+        "output_shape": spec.shape,
+        "target_type": spec.target_type,
+        "fields": fields,
+        "distributions": dists,
+        "summary": getattr(task, "description", ""),
+        "official_metrics": official_metrics(spec),
+        "diagnostic_metrics": diagnostic_metrics(spec),
+    }

@@ -1,0 +1,25 @@
+"""Stages dispatched by `python -m hhx stage=...`: each stage is one module with `run(cfg)`."""
+
+from __future__ import annotations
+
+import importlib
+
+from omegaconf import DictConfig
+
+STAGES = {
+    "evaluate": "hhx.stages.evaluate",
+    "build": "hhx.stages.build",
+    "score": "hhx.stages.score",
+    "describe": "hhx.stages.describe",
+    "leaderboard": "hhx.leaderboard.stage",
+}
+
+
+def dispatch(cfg: DictConfig) -> float | None:
+    stage = cfg.stage.value if hasattr(cfg.stage, "value") else str(cfg.stage)
+    module = importlib.import_module(STAGES[stage])
+    result = module.run(cfg)
+    if isinstance(result, dict):
+        score = result.get("primary_score")
+        return float(score) if isinstance(score, (int, float)) else None
+    return None

@@ -1,0 +1,219 @@
+"""`stage=evaluate`: one task x one model — predict, score with the official scorer, track.
+
+Writes to the run directory (and logs to MLflow): `predictions/<task>.jsonl` (official format),
+`details/<task>.parquet` (one row per example), `result/<task>.json` (the scorer's result),
+`config/resolved.yaml`, the fitted model under `model/`, and `run_info.json` (tags + metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from hhx.bench.layout import BenchTask
+from hhx.config import TargetType, TaskConfig
+from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
+from hhx.predictors.base import PredictionRow, make_predictor
+from hhx.scoring import error_code, score_task
+from hhx.stages.data import is_synthetic, load_bench, source_of
+from hhx.tasks.registry import answer_names, as_task
+from hhx.tracking.mlflow_run import flatten_config, log_run
+
+log = logging.getLogger(__name__)
+
+RECORD_KEYS = ["id", "time", "release_date", "system", "user", "assistant", "naive_baseline"]
+
+
+def run_dir() -> Path:
+    try:
+        return Path(HydraConfig.get().runtime.output_dir)
+    except ValueError:  # called outside a Hydra app (tests calling run() directly)
+        return Path("outputs") / time.strftime("%Y-%m-%d/%H-%M-%S")
+
+
+def enum_value(value: Any) -> str:
+    return value.value if hasattr(value, "value") else str(value)
+
+
+def score(task: TaskConfig, cfg: DictConfig, gold: list[dict], preds: list[dict]) -> dict:
+    return score_task(
+        task,
+        gold,
+        preds,
+        prediction_field=cfg.score.prediction_field,
+        repair_number_formatting=bool(cfg.score.repair_number_formatting),
+        repair_distribution_nesting=bool(cfg.score.repair_distribution_nesting),
+        include_details=True,
+    )
+
+
+def as_list(task: TaskConfig, record: dict | None) -> list | None:
+    """The scorer's {field: value} record as the answer list, in answer order."""
+    return None if record is None else [record[name] for name in answer_names(task)]
+
+
+def details_frame(
+    task: TaskConfig, examples: pd.DataFrame, result: dict, rows: list[PredictionRow]
+) -> pd.DataFrame:
+    """One row per example: the leaderboard's input (bootstrap, bias, persistence, cutoff)."""
+    extras = {(r.id, r.time): r.details for r in rows}
+    records = []
+    # The scorer's details follow the gold rows, which are the examples in order.
+    for ex, d in zip(examples.itertuples(index=False), result["details"], strict=True):
+        raw = d.get("raw_prediction")
+        records.append({
+            "id": str(ex.id),
+            "time": str(ex.time),
+            "release_date": str(ex.release_date),
+            "split": str(getattr(ex, "split", "")),
+            "split_position": getattr(ex, "split_position", None),
+            "valid": bool(d["valid"]),
+            "error": d.get("error"),
+            "raw_prediction": raw if isinstance(raw, str) or raw is None else json.dumps(raw),
+            "parsed_prediction": json.dumps(as_list(task, d.get("parsed_prediction")))
+            if d["valid"] else None,
+            "reference": ex.assistant,
+            "naive_baseline": ex.naive_baseline,
+            "predictor_details": json.dumps(extras.get((str(ex.id), str(ex.time)), {}),
+                                            default=str),
+        })
+    frame = pd.DataFrame.from_records(records)
+    frame["split_position"] = pd.array(frame["split_position"], dtype="Int64")
+    return frame
+
+
+def metric_items(result: dict, prefix: str = "") -> dict[str, Any]:
+    """Flatten a scorer result into MLflow metric names."""
+    m = result["metrics"]
+    out: dict[str, Any] = {
+        f"{prefix}primary_score": m.get("primary_score"),
+        f"{prefix}num_examples": result["num_examples"],
+        f"{prefix}num_valid": result["num_valid"],
+        f"{prefix}num_invalid": result["num_invalid"],
+        f"{prefix}coverage_rate": result["coverage_rate"],
+        f"{prefix}valid_response_rate": result["valid_response_rate"],
+    }
+    names = {"relmae_by_target": "relmae", "nmae_by_target": "nmae",
+             "macro_f1_by_target": "macro_f1", "accuracy_by_target": "accuracy",
+             "tv_by_distribution": "tv"}
+    for key, short in names.items():
+        for field, value in (m.get(key) or {}).items():
+            out[f"{prefix}{short}.{field}"] = value
+    for key in ("mean_relmae", "mean_nmae", "mean_macro_f1", "mean_accuracy",
+                "mean_total_variation"):
+        if key in m:
+            out[f"{prefix}{key}"] = m[key]
+    if not prefix:
+        for error, count in (result.get("error_counts") or {}).items():
+            key = f"errors.{error_code(error)}"
+            out[key] = out.get(key, 0) + count
+    return out
+
+
+def summary_row(name: str, task: TaskConfig, result: dict) -> dict[str, Any]:
+    m = result["metrics"]
+    row: dict[str, Any] = {"model": name}
+    if task.target_type is TargetType.categorical:
+        row["macro_f1"] = m.get("mean_macro_f1")
+        row["accuracy"] = m.get("mean_accuracy")
+    elif task.target_type is TargetType.numeric:
+        row["relmae"] = m.get("mean_relmae")
+        row["nmae"] = m.get("mean_nmae")
+    else:
+        row["mean_tv"] = m.get("mean_total_variation")
+    row.update(n=result["num_examples"], valid_rate=result["valid_response_rate"],
+               coverage=result["coverage_rate"])
+    return row
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    frame = pd.DataFrame(rows)
+    return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="—")
+
+
+def run(cfg: DictConfig) -> dict[str, Any]:
+    task = as_task(cfg.task)
+    model_name = str(cfg.model.name)
+    started = time.perf_counter()
+    started_at = time.time()
+    bench: BenchTask = load_bench(cfg, task)
+    examples = bench.eval_examples(str(cfg.data.split), cfg.data.max_examples)
+    if examples.empty:
+        from hhx.errors import DataError
+
+        raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
+    gold = examples[RECORD_KEYS].to_dict("records")
+
+    predictor = make_predictor(cfg)
+    t0 = time.perf_counter()
+    predictor.fit(bench)
+    fit_s = time.perf_counter() - t0
+    rows = predictor.predict(bench, examples)
+    predict_s = time.perf_counter() - t0 - fit_s
+    result = score(task, cfg, gold, [r.official() for r in rows])
+
+    out = run_dir()
+    files = {
+        "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl",
+                                          [r.official() for r in rows]),
+        "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet",
+                                        details_frame(task, examples, result, rows)),
+        "result": write_json_atomic(out / "result" / f"{task.name}.json", result),
+        "config": write_text_atomic(out / "config" / "resolved.yaml",
+                                    OmegaConf.to_yaml(cfg, resolve=True)),
+    }
+    predictor.save(out / "model")
+
+    table = [summary_row(model_name, task, result)]
+    metrics = metric_items(result)
+    backend = enum_value(cfg.model.backend)
+    if cfg.compare_no_change and backend != "no_change":
+        naive = [{"id": g["id"], "time": g["time"], "prediction": json.loads(g["naive_baseline"])}
+                 for g in gold]
+        naive_result = score(task, cfg, gold, naive)
+        table.append(summary_row("no_change", task, naive_result))
+        metrics.update(metric_items(naive_result, prefix="no_change."))
+    metrics.update(predictor.run_metrics())
+    metrics.update(fit_seconds=fit_s, predict_seconds=predict_s,
+                   wall_time_s=time.perf_counter() - started)
+
+    synthetic = is_synthetic(cfg) or bench.synthetic
+    tags = {
+        "hhx.stage": "evaluate",
+        "hhx.task": task.name,
+        "hhx.model": model_name,
+        "hhx.backend": backend,
+        "hhx.mode": enum_value(task.mode),
+        "hhx.target_type": enum_value(task.target_type),
+        "hhx.data_source": source_of(cfg).value,
+        "hhx.synthetic": "true" if synthetic else "false",
+        "hhx.split": str(cfg.data.split),
+        "hhx.model_cutoff": str(cfg.model.cutoff or ""),
+    }
+    write_json_atomic(out / "run_info.json", {"tags": tags, "start_time": started_at, "metrics": {
+        k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
+    run_id = log_run(
+        cfg.tracking,
+        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
+        params=flatten_config(cfg),
+        tags=tags,
+        metrics=metrics,
+        artifact_dir=out,
+    )
+
+    label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
+    print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")
+    print(format_table(table))
+    if run_id:
+        print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' "
+              f"({cfg.tracking.uri}); browse: mlflow ui --backend-store-uri {cfg.tracking.uri}")
+    print(f"run directory: {out}")
+    return {"primary_score": result["metrics"].get("primary_score"), "run_id": run_id,
+            "result": result, "files": {k: str(v) for k, v in files.items()}}

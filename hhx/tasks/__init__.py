@@ -1,0 +1,1 @@
+"""Task definitions (registry) and task builders: one builder module per task."""

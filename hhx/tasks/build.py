@@ -1,0 +1,244 @@
+"""Build one task end to end: builder table -> splits -> prompt records -> release layout.
+
+A task builder is a module named by `task.builder` with three functions:
+    build_table(ctx) -> DataFrame   public columns in order, plus internal `_`-prefixed columns
+    render(row, task) -> (system, user)
+    naive_baseline(row, task) -> list
+Everything else (membership, order, the reference answer, checks, files) is shared here, so the
+32 builders cannot drift apart on the release contract.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hhx.bench import splits as sp
+from hhx.bench.layout import (
+    PROMPT_KEYS,
+    BenchTask,
+    coerce_table,
+    load_bench_task,
+    table_columns,
+    write_release_task,
+)
+from hhx.config import TargetType, TaskConfig
+from hhx.errors import ConfigError, DataError
+from hhx.io import write_csv_atomic
+from hhx.tasks.context import BuildContext
+from hhx.tasks.prompting import check_prompt
+from hhx.tasks.registry import as_task
+
+PARALLEL_MIN_ROWS = 20_000  # below this, process start-up costs more than it saves
+PROBABILITY_SUM_TOLERANCE = 1e-6  # the scorer's tolerance: gold answers must pass it
+
+
+def load_builder(task: TaskConfig) -> ModuleType:
+    """Import `task.builder` and check it has the three builder functions."""
+    if not task.builder:
+        raise ConfigError(
+            f"task {task.name}: no builder configured (conf/task/{task.name}.yaml `builder`)"
+        )
+    try:
+        module = importlib.import_module(task.builder)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"task {task.name}: builder module {task.builder!r} not found ({exc})"
+        ) from None
+    missing = [
+        f
+        for f in ("build_table", "render", "naive_baseline")
+        if not callable(getattr(module, f, None))
+    ]
+    if missing:
+        raise ConfigError(f"task {task.name}: builder {task.builder} lacks function(s) {missing}")
+    return module
+
+
+def check_builder_columns(table: pd.DataFrame, task: TaskConfig) -> list[str]:
+    """Public columns must be exactly the task's in order; others must start with `_`."""
+    expected = table_columns(task)
+    public = [c for c in table.columns if not str(c).startswith("_")]
+    if public != expected:
+        extra = [c for c in public if c not in expected]
+        missing = [c for c in expected if c not in public]
+        detail = []
+        if missing:
+            detail.append(f"missing {missing}")
+        if extra:
+            detail.append(f"unexpected {extra} (prefix internal columns with '_')")
+        if not detail:
+            detail.append(f"order differs; expected {expected}")
+        raise DataError(f"task {task.name}: builder table columns: {'; '.join(detail)}")
+    return expected
+
+
+# --------------------------------------------------------------------------------------------
+# The reference answer (spec 4.2, 9.3)
+
+
+def _number(value: Any, where: str) -> int | float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: {value!r} is not a number") from None
+    if not math.isfinite(x):
+        raise DataError(f"{where}: target is missing or not finite ({value!r})")
+    return int(x) if x.is_integer() else x
+
+
+def answer_values(row: Mapping[str, Any], task: TaskConfig) -> list[Any]:
+    """The gold answer list: labels, numbers (integral floats as ints) or probability vectors."""
+    where = f"task {task.name} id {row.get('id')!r} time {row.get('time')!r}"
+    if task.target_type is TargetType.categorical:
+        return [str(row[col]) for col in task.targets]
+    if task.target_type is TargetType.numeric:
+        return [_number(row[col], f"{where} column {col}") for col in task.targets]
+    out = []
+    for dist in task.distributions:
+        values = [float(_number(row[c], f"{where} column {c}")) for c in dist.columns]
+        if dist.percent:
+            values = [v / 100.0 for v in values]
+        if len(values) == 1:
+            values = [1.0 - values[0], values[0]]
+        if (
+            any(v < 0.0 or v > 1.0 for v in values)
+            or abs(sum(values) - 1.0) > PROBABILITY_SUM_TOLERANCE
+        ):
+            raise DataError(
+                f"{where}: distribution {dist.name} = {values} must lie in [0, 1] and sum to 1 "
+                f"(±{PROBABILITY_SUM_TOLERANCE}); normalise it in the builder"
+            )
+        out.append(values)
+    return out
+
+
+def _month(time: str) -> int:
+    return int(str(time)[5:7])
+
+
+def render_records(
+    full: Sequence[Mapping[str, Any]],
+    public: Sequence[Mapping[str, Any]],
+    task: TaskConfig,
+    module: ModuleType,
+) -> list[dict[str, str]]:
+    """Prompt records for rows (full rows go to the builder; public rows give keys and answers)."""
+    records = []
+    for row, pub in zip(full, public, strict=True):
+        system, user = module.render(row, task)
+        check_prompt(system, user, task, _month(pub["time"]))
+        naive = module.naive_baseline(row, task)
+        where = f"task {task.name} id {pub['id']!r} time {pub['time']!r}"
+        if not isinstance(naive, list):
+            raise DataError(
+                f"{where}: naive_baseline must return a list, got {type(naive).__name__}"
+            )
+        try:
+            naive_json = json.dumps(naive, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise DataError(
+                f"{where}: naive_baseline {naive!r} is not finite JSON ({exc})"
+            ) from None
+        records.append(
+            {
+                "id": pub["id"],
+                "time": pub["time"],
+                "release_date": pub["release_date"],
+                "system": system,
+                "user": user,
+                "assistant": json.dumps(answer_values(pub, task), allow_nan=False),
+                "naive_baseline": naive_json,
+            }
+        )
+    return records
+
+
+def _render_chunk(
+    module_name: str, task: TaskConfig, full: list[dict], public: list[dict]
+) -> list[dict[str, str]]:
+    return render_records(full, public, task, importlib.import_module(module_name))
+
+
+def render_all(
+    full: pd.DataFrame, public: pd.DataFrame, task: TaskConfig, module: ModuleType, n_jobs: int
+) -> pd.DataFrame:
+    """All prompt records, in row order; in joblib workers when the table is large."""
+    full_rows = full.to_dict("records")
+    public_rows = public.to_dict("records")
+    if n_jobs > 1 and len(full_rows) > PARALLEL_MIN_ROWS:
+        from joblib import Parallel, delayed
+
+        bounds = np.linspace(0, len(full_rows), n_jobs * 4 + 1).astype(int)
+        chunks = Parallel(n_jobs=n_jobs)(
+            delayed(_render_chunk)(module.__name__, task, full_rows[a:b], public_rows[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        )
+        records = [r for chunk in chunks for r in chunk]
+    else:
+        records = render_records(full_rows, public_rows, task, module)
+    return pd.DataFrame(records, columns=list(PROMPT_KEYS))
+
+
+def _steps_frame(steps: Any, task: TaskConfig) -> pd.DataFrame | None:
+    if steps is None:
+        return None
+    if isinstance(steps, pd.DataFrame):
+        return steps
+    try:
+        return pd.DataFrame(list(steps))
+    except (TypeError, ValueError):
+        raise DataError(
+            f"task {task.name}: table.attrs['construction_steps'] must be a DataFrame "
+            "or a list of dicts"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> BenchTask:
+    """Build `ctx.task` with its builder and publish it under `root` in the release layout.
+
+    Exported rows are published in canonical order (table = prompts = sidecar order); the
+    construction steps the builder leaves in `table.attrs["construction_steps"]` go to
+    `<root>/build_reports/<task>_steps.csv`. Returns the task loaded back from disk.
+    """
+    task = as_task(ctx.task)
+    root = Path(root)
+    module = load_builder(task)
+    table = module.build_table(ctx)
+    if not isinstance(table, pd.DataFrame):
+        raise DataError(
+            f"task {task.name}: {task.builder}.build_table returned "
+            f"{type(table).__name__}, not a DataFrame"
+        )
+    steps = _steps_frame(table.attrs.get("construction_steps"), task)
+    public_cols = check_builder_columns(table, task)
+    table = table.reset_index(drop=True)
+
+    key_cols = ["id", "time", "release_date"]
+    typed = sp.typed_id_column(table, task)
+    if typed is not None and typed not in key_cols:
+        key_cols.append(typed)
+    sidecar = sp.assign_splits(table[key_cols], task)
+    canon = sp.canonical_order(table[key_cols], task)
+    rows = canon[sidecar["exported"].to_numpy()[canon]]
+    full = table.iloc[rows].reset_index(drop=True)
+    public = coerce_table(full[public_cols], task, f"task {task.name} builder table")
+
+    prompts = render_all(full, public, task, module, max(1, int(ctx.n_jobs)))
+    write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic)
+    if steps is not None:
+        write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
+    return load_bench_task(
+        root, task, layout="release", source="demo" if synthetic else "raw", synthetic=synthetic
+    )

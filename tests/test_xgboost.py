@@ -1,0 +1,184 @@
+"""The reference XGBoost baseline: simplex projection, feature encoding, early-stopping metrics,
+and fit/predict/save on tasks built through the real bench layer."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+
+from hhx.config import (
+    DistributionConfig,
+    FieldConfig,
+    Mode,
+    Shape,
+    TargetType,
+    TaskConfig,
+    XGBoostConfig,
+)
+from hhx.predictors.xgboost import (
+    MISSING_TOKEN,
+    UNSEEN_TOKEN,
+    FeatureEncoder,
+    XGBoostPredictor,
+    macro_f1_cost,
+    project_to_simplex,
+)
+from hhx.scoring import score_task
+from hhx.tasks.build import build_task
+from hhx.tasks.context import BuildContext
+
+# --------------------------------------------------------------------------------------------
+# pure functions
+
+
+def test_simplex_projection_by_hand():
+    # [0.5, 0.7]: theta = (1.2 - 1) / 2 = 0.1 -> [0.4, 0.6]
+    assert np.allclose(project_to_simplex([[0.5, 0.7]]), [[0.4, 0.6]])
+    # [2, 0]: theta = 1 -> [1, 0]; a point already on the simplex is unchanged
+    assert np.allclose(project_to_simplex([[2.0, 0.0], [0.2, 0.8]]), [[1.0, 0.0], [0.2, 0.8]])
+    # negative coordinates are clipped: [-0.5, 0.3, 0.9] -> theta = 0.1 -> [0, 0.2, 0.8]
+    assert np.allclose(project_to_simplex([[-0.5, 0.3, 0.9]]), [[0.0, 0.2, 0.8]])
+
+
+def test_simplex_projection_properties():
+    x = np.random.default_rng(0).normal(size=(500, 10))
+    p = project_to_simplex(x)
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-10) and (p >= 0).all()
+    assert np.allclose(project_to_simplex(p), p)  # idempotent
+
+
+def test_encoder_missing_and_unseen_tokens():
+    train = pd.DataFrame({"x": [1.0, 2.0, np.nan], "c": ["b", " a ", ""]})
+    enc = FeatureEncoder(["x", "c"], ["c"]).fit(train)
+    assert enc.categories["c"] == ["a", "b", MISSING_TOKEN, UNSEEN_TOKEN]
+    out = enc.transform(pd.DataFrame({"x": [3.0, np.nan], "c": ["zzz", None]}))
+    assert list(out["c"].astype(str)) == [UNSEEN_TOKEN, MISSING_TOKEN]
+    assert np.isnan(out["x"].iloc[1])
+
+
+def test_encoder_rejects_non_numeric_in_numeric_feature():
+    enc = FeatureEncoder(["x"], []).fit(pd.DataFrame({"x": [1.0]}))
+    with pytest.raises(Exception, match="numeric feature x: non-numeric value 'abc'"):
+        enc.transform(pd.DataFrame({"x": ["1", "abc"]}))
+
+
+def test_macro_f1_cost_by_hand():
+    # preds [1,1,0] vs truth [1,0,0]: F1(0)=2/3, F1(1)=2/3 -> cost 1/3
+    cost = macro_f1_cost(2)(np.array([1, 0, 0]), np.array([0.9, 0.6, 0.1]))
+    assert cost == pytest.approx(1 / 3)
+    # three classes, argmax; class 2 never occurs and is never predicted -> F1 0 counted
+    probs = np.array([[0.8, 0.1, 0.1], [0.2, 0.7, 0.1]])
+    assert macro_f1_cost(3)(np.array([0, 1]), probs) == pytest.approx(1 - 2 / 3)
+
+
+# --------------------------------------------------------------------------------------------
+# fit / predict on real bench tasks built by the orchestrator
+
+BUILDER = '''
+import numpy as np
+import pandas as pd
+from hhx.tasks.prompting import response_instruction
+
+def build_table(ctx):
+    rng = np.random.default_rng(11)
+    n = 4000
+    quarter = rng.integers(0, 40, n)
+    year, month = 2010 + quarter // 4, 3 * (quarter % 4) + 1
+    x = rng.normal(size=n)
+    group = rng.choice(["north", "south", "west"], n)
+    shift = pd.Series(group).map({"north": 0.0, "south": 1.5, "west": -1.5}).to_numpy()
+    score = x + shift + rng.normal(scale=0.3, size=n)
+    label = np.where(score > 0.8, "up", np.where(score < -0.8, "down", "flat"))
+    p = 1 / (1 + np.exp(-(x + shift)))
+    frame = pd.DataFrame({
+        "id": [f"p{i}" for i in range(n)],
+        "time": [f"{y}-{m:02d}-01" for y, m in zip(year, month)],
+        "release_date": [f"{y + 1}-01-15" for y in year],
+        "y": 10 * x + 5 * shift + rng.normal(size=n),
+        "label": label,
+        "p": np.round(100 * p, 3),
+        "x": x,
+        "group": group,
+    })
+    t = ctx.task
+    return frame[["id", "time", "release_date", *t.targets, *t.prompt_predictors]]
+
+def render(row, task):
+    return "You are an American adult.", "Your value is " + str(round(row["x"], 2)) + ".\\n\\n" + response_instruction(task)
+
+def naive_baseline(row, task):
+    kind = task.target_type.value
+    return {"numeric": [0.0], "categorical": ["flat"], "distribution": [[0.5, 0.5]]}[kind]
+'''
+
+
+@pytest.fixture(scope="module")
+def toy_builder():
+    module = types.ModuleType("hhx_test_xgb_builder")
+    exec(compile(BUILDER, module.__name__, "exec"), module.__dict__)
+    sys.modules[module.__name__] = module
+    yield module.__name__
+    del sys.modules[module.__name__]
+
+
+def toy_task(kind: str, builder: str) -> TaskConfig:
+    common = dict(
+        name=f"toy_{kind}", topic="t", mode=Mode.baseline, survey="toy",
+        prompt_predictors=["x", "group"], categorical_predictors=["group"], builder=builder,
+    )
+    if kind == "numeric":
+        return TaskConfig(**common, target_type=TargetType.numeric, shape=Shape.array,
+                          fields=[FieldConfig(name="value")], targets=["y"],
+                          xgb_seeds={"y": 12345})
+    if kind == "categorical":
+        return TaskConfig(**common, target_type=TargetType.categorical, shape=Shape.array,
+                          fields=[FieldConfig(name="direction", labels=["down", "flat", "up"])],
+                          targets=["label"], xgb_seeds={"label": 777})
+    return TaskConfig(**common, target_type=TargetType.distribution,
+                      shape=Shape.distribution_array,
+                      distributions=[DistributionConfig(name="event", labels=["no", "yes"],
+                                                        columns=["p"])],
+                      targets=["p"], xgb_seeds={"event": 4242})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["numeric", "categorical", "distribution"])
+def test_xgboost_beats_no_change_and_saves_reloadable_models(kind, toy_builder, tmp_path: Path):
+    task = toy_task(kind, toy_builder)
+    ctx = BuildContext(task, tmp_path, macro_context=pd.DataFrame(), synthetic=True)
+    bench = build_task(ctx, tmp_path / "bench", synthetic=True)
+    settings = XGBoostConfig(threads=2, n_estimators=200, early_stopping_rounds=20)
+    model = XGBoostPredictor(settings).fit(bench)
+    examples = bench.eval_examples("pre_cutoff_test", None)
+    rows = model.predict(bench, examples)
+    gold = examples[["id", "time", "release_date", "system", "user", "assistant",
+                     "naive_baseline"]].to_dict("records")
+    result = score_task(task, gold, [r.official() for r in rows])
+    naive = score_task(task, gold, [{"id": g["id"], "time": g["time"],
+                                     "prediction": json.loads(g["naive_baseline"])} for g in gold])
+    assert result["num_valid"] == len(gold) > 100
+    lower = result["metrics"]["score_direction"] == "lower_is_better"
+    better = (result["metrics"]["primary_score"] < naive["metrics"]["primary_score"]) if lower \
+        else (result["metrics"]["primary_score"] > naive["metrics"]["primary_score"])
+    assert better, (result["metrics"], naive["metrics"])
+
+    files = model.save(tmp_path / "model")
+    ubj = [f for f in files if f.suffix == ".ubj"]
+    meta = json.loads(Path(str(ubj[0]).replace(".ubj", ".metadata.json")).read_text())
+    assert meta["seed"] == next(iter(task.xgb_seeds.values()))
+    assert meta["best_iteration"] is not None and meta["best_iteration"] < 200
+    # the saved booster reproduces the in-memory predictions
+    booster = xgb.Booster()
+    booster.load_model(ubj[0])
+    x = model.encoder.transform(model._feature_rows(bench, examples))
+    reloaded = booster.predict(xgb.DMatrix(x, enable_categorical=True))
+    in_memory = model.outputs[0].model.get_booster().predict(
+        xgb.DMatrix(x, enable_categorical=True))
+    assert np.allclose(reloaded, in_memory)
