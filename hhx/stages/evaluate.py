@@ -153,16 +153,23 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     predictor = make_predictor(cfg)
     t0 = time.perf_counter()
-    predictor.fit(bench)
-    fit_s = time.perf_counter() - t0
-    rows = predictor.predict(bench, examples)
-    predict_s = time.perf_counter() - t0 - fit_s
-    result = score(task, cfg, gold, [r.official() for r in rows])
+    try:
+        predictor.fit(bench)
+        fit_s = time.perf_counter() - t0
+        rows = predictor.predict(bench, examples)
+        predict_s = time.perf_counter() - t0 - fit_s
+    finally:
+        close = getattr(predictor, "close", None)  # LLM backends hold a cache and an engine
+        if close is not None:
+            close()
+    # An item the predictor could not answer (all requests failed, budget exhausted) is left out,
+    # so the scorer counts it as missing_prediction; its reason stays in the details.
+    official = [r.official() for r in rows if r.prediction is not None]
+    result = score(task, cfg, gold, official)
 
     out = run_dir()
     files = {
-        "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl",
-                                          [r.official() for r in rows]),
+        "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl", official),
         "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet",
                                         details_frame(task, examples, result, rows)),
         "result": write_json_atomic(out / "result" / f"{task.name}.json", result),
