@@ -159,8 +159,9 @@ class DemoConfig:
 @dataclass
 class DataConfig:
     source: DataSource = DataSource.demo
-    # Root of the benchmark layout: our builds write here; for `official` it is the user's download.
-    root: str = "data/demo/householdbench"
+    # Root of the benchmark layout: our builds write here; for `official` it is the user's download
+    # (no default there: `data=official` without `data.root=` is an error, not the demo).
+    root: str = MISSING
     raw_dir: str = "data/demo/raw"
     intermediate_dir: str = "data/demo/intermediate"
     # Official layout flavour: "release" (tabular/prompts/splits) or "eval_sample" ({split}/<task>.jsonl).

@@ -7,11 +7,14 @@ carry a SYNTHETIC label.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
+# Category axes of task names log one INFO line per plot; they are not news to the user.
+logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

@@ -154,6 +154,14 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
     run_id = None
     if tracking is not None and tracking.enabled:
         run_id = log_to_mlflow(lb, out_dir, tracking, meta)
+    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked"]]
+    label = " (SYNTHETIC demo data)" if lb.synthetic else ""
+    print(f"\nleaderboard{label}: {len(selection.runs)} run(s), split {lb.split}, "
+          f"{settings.n_resamples:,} bootstrap resamples")
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    for note in lb.notes:
+        print(f"note: {note}")
+    print(f"report: {files['report.html']}" + (f" · MLflow run {run_id}" if run_id else ""))
     return {
         "output_dir": str(out_dir), "report": str(files["report.html"]),
         "mlflow_run_id": run_id, "synthetic": lb.synthetic, "split": lb.split,

@@ -9,6 +9,7 @@ own are switched off), so the retry policy and the request counts are exact.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,10 @@ def import_litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+    # litellm logs one INFO line per request ("LiteLLM completion() model=..."): the progress bar
+    # already says what is happening; keep its warnings and errors.
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     return litellm
 
 

