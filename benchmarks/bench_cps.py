@@ -6,7 +6,12 @@ Writes a synthetic extract of about --rows person-months, then runs each phase i
 process (so peak memory is the phase's own ru_maxrss) next to a reference in the same run:
   build  vs  plain pandas.read_csv of the whole file (no typing, labels or parquet)
   link   vs  a naive pandas merge of each month onto the next on (CPSIDP, month)
-and prints a table with rows/s, peak RSS and the time and memory ratios.
+  task   vs  the link alone: labor_cps_jobfind built into the official layout (link, filters,
+             macro context, splits, prompt rendering and checks, atomic writes)
+  demo   vs  writing the demo's raw extract alone: the default demo from scratch (synthetic
+             raw files -> intermediates -> macro context -> labor_cps_jobfind), as the README's
+             first command does before fitting
+and prints a table with rows/s (person-months in), peak RSS and the time and memory ratios.
 """
 
 from __future__ import annotations
@@ -65,7 +70,54 @@ def phase(name: str, work: Path) -> dict:
         out = d.merge(target, on=["CPSIDP", "mi"], how="left", suffixes=("", "_t"))
         ok = out["MISH"].isin([1, 2, 3, 5, 6, 7]) & (out["MISH_t"] == out["MISH"] + 1)
         return {"seconds": time.perf_counter() - t0, "rows": len(df), "links": int(ok.sum())}
+    if name == "task":
+        import pyarrow.parquet as pq
+
+        from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
+        from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+        from hhx.tasks.build import build_task
+        from hhx.tasks.context import BuildContext
+        from hhx.tasks.registry import load_task
+
+        macro = build_macro_context(read_fred_qd(write_synthetic_fred_qd(work / "fred.csv", seed=1)))
+        ctx = BuildContext(load_task("labor_cps_jobfind"), work / "out", macro, synthetic=True)
+        t0 = time.perf_counter()
+        bench = build_task(ctx, work / "bench", synthetic=True)
+        return {"seconds": time.perf_counter() - t0, "rows": pq.read_metadata(parquet).num_rows,
+                "task_rows": len(bench.prompts)}
+    if name in ("demo", "demo_raw"):
+        return demo_phase(name, work)
     raise SystemExit(f"unknown phase {name}")
+
+
+def demo_phase(name: str, work: Path) -> dict:
+    """The default demo settings, composed exactly as `python -m hhx` composes them."""
+    import pyarrow.parquet as pq
+    from hydra import compose, initialize_config_dir
+
+    from hhx.app import CONF_DIR
+    from hhx.stages.data import build_bench_task
+    from hhx.surveys.synthetic.cps import write_synthetic_cps
+    from hhx.tasks.registry import as_task
+
+    d = work / name
+    with initialize_config_dir(CONF_DIR, version_base="1.3"):
+        cfg = compose("config", overrides=[f"data.root={d}/householdbench", f"data.raw_dir={d}/raw",
+                                           f"data.intermediate_dir={d}/intermediate"])
+    t0 = time.perf_counter()
+    if name == "demo_raw":
+        demo = cfg.data.demo
+        path = write_synthetic_cps(d / "raw.csv.gz", seed=int(demo.seed),
+                                   n_households=int(demo.n_households), start=str(demo.start),
+                                   end=str(demo.end))
+        seconds = time.perf_counter() - t0
+        import pandas as pd
+
+        return {"seconds": seconds, "rows": len(pd.read_csv(path, usecols=["YEAR"]))}
+    bench = build_bench_task(cfg, as_task(cfg.task))
+    seconds = time.perf_counter() - t0
+    rows = pq.read_metadata(d / "intermediate" / "cps_basic.parquet").num_rows
+    return {"seconds": seconds, "rows": rows, "task_rows": len(bench.prompts)}
 
 
 def run_phase(name: str, work: Path) -> dict:
@@ -107,7 +159,8 @@ def main() -> None:
         compresslevel=1,
     )
     gen = time.perf_counter() - t0
-    results = {name: run_phase(name, work) for name in ("build", "read_csv", "link", "merge_link")}
+    names = ("build", "read_csv", "link", "merge_link", "task", "demo", "demo_raw")
+    results = {name: run_phase(name, work) for name in names}
     rows = results["build"]["rows"]
     size = (work / "cps_basic.csv.gz").stat().st_size / 2**20
     print(
@@ -121,6 +174,8 @@ def main() -> None:
     pairs = (
         ("build", "read_csv", "build csv.gz -> parquet (hhx)", "pandas.read_csv whole file"),
         ("link", "merge_link", "t->t+1 link (hhx link_months)", "naive merge link"),
+        ("task", "link", "jobfind -> official layout", "t->t+1 link alone"),
+        ("demo", "demo_raw", "default demo from scratch", "demo raw extract alone"),
     )
     for mine, ref, label, ref_label in pairs:
         a, b = results[mine], results[ref]
@@ -136,6 +191,8 @@ def main() -> None:
             f"link counts differ: {results['link']['links']} vs {results['merge_link']['links']}"
         )
     print(f"valid t->t+1 links: {results['link']['links']:,} (both methods agree)")
+    print(f"labor_cps_jobfind rows: {results['task']['task_rows']:,} from the extract, "
+          f"{results['demo']['task_rows']:,} in the default demo")
 
 
 if __name__ == "__main__":

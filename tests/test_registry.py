@@ -408,3 +408,21 @@ class TestAgainstSpecTables:
             assert tasks[name].xgb_seeds == expected, name
             total += len(expected)
         assert total == 75
+
+
+def test_distribution_vectors_scale_as_the_reference():
+    import numpy as np
+
+    from hhx.config import DistributionConfig
+    from hhx.tasks.registry import distribution_vectors
+
+    binary = DistributionConfig(name="move", labels=["no_move", "move"], columns=["Q3"])
+    assert np.allclose(distribution_vectors(binary, np.array([[25.0], [0.0]])),
+                       [[0.75, 0.25], [1.0, 0.0]])
+    bins = DistributionConfig(name="inflation_1y", labels=["a", "b", "c"],
+                              columns=["b1", "b2", "b3"])
+    # published bins are percentages that may miss 100 by rounding: divided by their sum
+    out = distribution_vectors(bins, np.array([[50.0, 30.0, 19.0]]))
+    assert np.allclose(out, [[50 / 99, 30 / 99, 19 / 99]]) and np.isclose(out.sum(), 1.0)
+    unit = DistributionConfig(name="u", labels=["a", "b"], columns=["x", "y"], percent=False)
+    assert np.allclose(distribution_vectors(unit, np.array([[0.2, 0.8]])), [[0.2, 0.8]])

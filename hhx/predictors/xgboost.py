@@ -21,6 +21,7 @@ from hhx.config import TargetType, TaskConfig, XGBoostConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_json_atomic
 from hhx.predictors.base import PredictionRow
+from hhx.tasks.registry import distribution_vectors
 
 if TYPE_CHECKING:
     from hhx.bench.layout import BenchTask
@@ -182,10 +183,7 @@ class Output:
 
 def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np.ndarray:
     dist = task.distributions[group]
-    cols = frame[list(dist.columns)].to_numpy(dtype=float)
-    if dist.percent:
-        cols = cols / 100.0
-    matrix = np.column_stack([1.0 - cols[:, 0], cols[:, 0]]) if len(dist.columns) == 1 else cols
+    matrix = distribution_vectors(dist, frame[list(dist.columns)].to_numpy(dtype=float))
     bad = ~np.isfinite(matrix).all(axis=1) | (matrix < 0).any(axis=1) | (matrix > 1).any(axis=1)
     bad |= ~np.isclose(matrix.sum(axis=1), 1.0, atol=1e-9)
     if bad.any():

@@ -14,6 +14,7 @@ import fcntl
 import importlib
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,7 +226,8 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         stamp = root / "build_reports" / f"{task.name}.built.json"
         if not cfg.data.rebuild and is_fresh(stamp, state):
             return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
-        ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=1)
+        # Prompt rendering and its text checks run in parallel above ~20k rows.
+        ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=os.cpu_count() or 1)
         bench = build_task(ctx, root, synthetic=synthetic)
         write_json_atomic(stamp, state)
         return bench

@@ -20,7 +20,6 @@ from hhx.io import write_parquet_atomic
 from hhx.surveys.base import BuildReport, input_sha256, require_file
 
 SOURCE_URL = "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
-CPI_SOURCE_URL = "https://fred.stlouisfed.org/series/"
 OUTPUT_NAME = "householdbench_macro_context"
 
 # FRED-QD level series read by the build (published column names, `S&P 500` with its space).
@@ -217,49 +216,11 @@ def read_fred_qd(path: str | Path) -> pd.DataFrame:
 
 
 def read_fred_cpi_csvs(directory: str | Path) -> pd.DataFrame:
-    """Read the monthly CPI-U group series saved from FRED (`<SERIES>.csv`, `"Date","<SERIES>"`).
+    """The monthly CPI-U groups (`cpi_major_groups` frame) from a folder of FRED CSVs or BLS
+    flat files — the CPI builder's reader (hhx.surveys.cpi), so both sources parse one way."""
+    from hhx.surveys.cpi import read_cpi_groups
 
-    Returns a complete monthly grid: `date, year, month, quarter, year_quarter` and the
-    `cpi_major_groups` columns (cpi_all_items, cpi_food_beverages, ...); months a series lacks
-    are NA. FRED's missing marker `.` reads as NA.
-    """
-    d = Path(directory)
-    frames: list[pd.Series] = []
-    for series, column in CPI_FRED_SERIES.items():
-        path = require_file(d / f"{series}.csv", f"CPI series {series}", CPI_SOURCE_URL + series)
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if raw.shape[1] != 2 or raw.columns[1].strip() != series:
-            raise DataError(
-                f"{path}: expected two columns (date, {series}) as FRED writes them, "
-                f"got {list(raw.columns)}"
-            )
-        dates = pd.to_datetime(raw.iloc[:, 0].str.strip(), format="%Y-%m-%d", errors="coerce")
-        if dates.isna().any() or (dates.dt.day != 1).any():
-            bad = raw.iloc[:, 0][dates.isna() | (dates.dt.day != 1)].iloc[0]
-            raise DataError(f"{path}: date {bad!r} is not the first of a month (YYYY-MM-01)")
-        if dates.duplicated().any():
-            raise DataError(f"{path}: month {dates[dates.duplicated()].iloc[0]:%Y-%m} repeats")
-        text = raw.iloc[:, 1].str.strip()
-        values = pd.to_numeric(text.where(~text.isin(["", "."])), errors="coerce")
-        junk = values.isna() & ~text.isin(["", "."])
-        if junk.any():
-            raise DataError(f"{path}: non-numeric value {text[junk].iloc[0]!r} in {series}")
-        frames.append(pd.Series(values.to_numpy(dtype="float64"), index=dates, name=column))
-    wide = pd.concat(frames, axis=1)
-    grid = pd.date_range(wide.index.min(), wide.index.max(), freq="MS")
-    wide = wide.reindex(grid)
-    out = pd.DataFrame({"date": grid})
-    out["year"] = out["date"].dt.year.astype("int64")
-    out["month"] = out["date"].dt.month.astype("int64")
-    out["quarter"] = out["date"].dt.quarter.astype("int64")
-    out["year_quarter"] = out["year"].astype(str) + "Q" + out["quarter"].astype(str)
-    for column in CPI_FRED_SERIES.values():
-        out[column] = wide[column].to_numpy()
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Build
+    return read_cpi_groups(directory)[0]
 
 
 def _quarterly_cpi(cpi_groups: pd.DataFrame) -> pd.DataFrame:
@@ -456,10 +417,10 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
                 f"{cpi_dir}: CPI folder not found; save the FRED CSVs "
                 f"{', '.join(CPI_FRED_SERIES)} there or unset survey.raw.cpi_fred"
             )
-        cpi = read_fred_cpi_csvs(cpi_dir)
-        for series in CPI_FRED_SERIES:
-            path = cpi_dir / f"{series}.csv"
-            inputs[str(path)] = input_sha256(path)
+        from hhx.surveys.cpi import read_cpi_groups
+
+        cpi, cpi_inputs = read_cpi_groups(cpi_dir)
+        inputs.update(cpi_inputs)
     macro = build_macro_context(read_fred_qd(fred_path), cpi)
     target = write_parquet_atomic(out_dir / f"{OUTPUT_NAME}.parquet", macro)
     return BuildReport(

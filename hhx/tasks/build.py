@@ -35,7 +35,7 @@ from hhx.errors import ConfigError, DataError
 from hhx.io import write_csv_atomic
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
-from hhx.tasks.registry import as_task
+from hhx.tasks.registry import as_task, distribution_vectors
 
 PARALLEL_MIN_ROWS = 20_000  # below this, process start-up costs more than it saves
 PROBABILITY_SUM_TOLERANCE = 1e-6  # the scorer's tolerance: gold answers must pass it
@@ -104,11 +104,8 @@ def answer_values(row: Mapping[str, Any], task: TaskConfig) -> list[Any]:
         return [_number(row[col], f"{where} column {col}") for col in task.targets]
     out = []
     for dist in task.distributions:
-        values = [float(_number(row[c], f"{where} column {c}")) for c in dist.columns]
-        if dist.percent:
-            values = [v / 100.0 for v in values]
-        if len(values) == 1:
-            values = [1.0 - values[0], values[0]]
+        raw = [float(_number(row[c], f"{where} column {c}")) for c in dist.columns]
+        values = [float(v) for v in distribution_vectors(dist, np.array([raw]))[0]]
         if (
             any(v < 0.0 or v > 1.0 for v in values)
             or abs(sum(values) - 1.0) > PROBABILITY_SUM_TOLERANCE

@@ -10,9 +10,10 @@ import functools
 import re
 from pathlib import Path
 
+import numpy as np
 from omegaconf import OmegaConf
 
-from hhx.config import TargetType, TaskConfig
+from hhx.config import DistributionConfig, TargetType, TaskConfig
 from hhx.errors import ConfigError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
@@ -162,3 +163,20 @@ def validate_registry_fields(task: TaskConfig, where: str) -> None:
     month = task.prompt_month.fixed_month if task.prompt_month else None
     if month is not None and not 1 <= month <= 12:
         raise ConfigError(f"{where}: prompt_month.fixed_month must be 1-12, got {month}")
+
+
+def distribution_vectors(dist: DistributionConfig, values: np.ndarray) -> np.ndarray:
+    """Table columns of one distribution group (n x columns) -> probability vectors (n x labels).
+
+    One column p -> [1 - p, p]; several columns -> the columns in order. Percentages are scaled
+    as the reference does: a single probability by 100, a multi-bin density by its row sum (the
+    published bins are 0-100 and may miss 100 by rounding).
+    """
+    v = np.asarray(values, dtype=float).reshape(len(values), len(dist.columns))
+    if len(dist.columns) == 1:
+        p = v[:, 0] / 100.0 if dist.percent else v[:, 0]
+        return np.column_stack([1.0 - p, p])
+    if dist.percent:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v = v / v.sum(axis=1, keepdims=True)
+    return v
