@@ -49,7 +49,7 @@ if [[ $dev == 1 ]]; then
   want="llama-cpp-python==$version $flags"
   if [[ "$(cat .venv/.llama-cpp-build 2>/dev/null)" != "$want" ]] \
      || ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/hhx/wheels/$(echo "$want" | sha256sum | cut -c1-16)"
+    wheels="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hhx/wheels/$(echo "$want" | sha256sum | cut -c1-16)"
     if ! compgen -G "$wheels/llama_cpp_python-*.whl" >/dev/null; then
       echo "setup.sh: building llama-cpp-python $version (once, a few minutes)"
       CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check \

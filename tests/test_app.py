@@ -242,3 +242,44 @@ def test_llm_through_litellm_evaluate_stage_caches_and_never_logs_the_key(demo, 
     # the table row is printed (a score, or — when no answer was valid), without litellm chatter
     assert re.search(r"^ *smollm2 +(—|[0-9.]+) ", first.stdout, re.MULTILINE)
     assert "LiteLLM completion()" not in first.stdout + first.stderr
+
+
+def test_readme_mlflow_ui_command_serves_the_runs(demo):
+    """The README's UI command (with the variable it documents) serves the demo's runs."""
+    import shutil
+    import time
+    import urllib.request
+
+    from tests.llm_servers import free_port
+
+    workdir, _ = demo
+    mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent))
+    port = free_port()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    proc = subprocess.Popen(
+        [mlflow_bin, "ui", "--backend-store-uri", f"sqlite:///{workdir}/mlflow.db",
+         "--workers", "1", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        else:
+            pytest.fail("mlflow ui did not answer /health within 120 s")
+        experiment = runs(workdir).iloc[0]["experiment_id"]
+        body = json.dumps({"experiment_ids": [experiment]}).encode()
+        request = urllib.request.Request(f"{base}/ajax-api/2.0/mlflow/runs/search", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            served = json.loads(resp.read())["runs"]
+        names = {r["info"]["run_name"] for r in served}
+        assert f"{TASK}/xgboost [synthetic]" in names
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

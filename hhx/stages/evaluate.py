@@ -219,8 +219,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")
     print(format_table(table))
     if run_id:
-        print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' "
-              f"({cfg.tracking.uri}); browse: mlflow ui --backend-store-uri {cfg.tracking.uri}")
+        print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' ({cfg.tracking.uri})"
+              f"; browse: LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri "
+              f"{cfg.tracking.uri} --workers 1")
     print(f"run directory: {out}")
     return {"primary_score": result["metrics"].get("primary_score"), "run_id": run_id,
             "result": result, "files": {k: str(v) for k, v in files.items()}}
