@@ -283,3 +283,22 @@ def test_readme_mlflow_ui_command_serves_the_runs(demo):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_demo_uses_a_configured_real_fred_qd_file(tmp_path, shared_dir):
+    """With data.fred_qd set, the demo's macro context is the real FRED-QD vintage (and the
+    demo's months stop where that vintage can give them context)."""
+    fred = shared_dir / "data" / "fred_qd" / "FRED-QD_vintage_to_2025Q2.csv"
+    proc = hhx(tmp_path, f"data.fred_qd={fred}", "model=no_change", "data.demo.n_households=4000")
+    assert "SYNTHETIC demo data" in proc.stdout
+    table = pd.read_csv(tmp_path / "data" / "demo" / "householdbench" / "tabular" / f"{TASK}.csv")
+    assert table["time"].max() <= "2025-09-01"  # origin 2025Q3 at the latest: reference 2025Q2
+    # the 2019Q2 rows carry the real vintage's context: unemployment rate in 2019Q1 was 3.87%
+    macro = pd.read_parquet(tmp_path / "data" / "demo" / "intermediate"
+                            / "householdbench_macro_context.parquet")
+    real = pd.read_csv(fred, skiprows=[1, 2])
+    real = real[real["sasdate"] == "3/1/2019"]["UNRATE"].iloc[0]
+    row = macro[macro["eligible_origin_q_index"] == 2019 * 4 + 2]
+    assert row["unemployment_rate_lag1"].iloc[0] == pytest.approx(real)
+    q2 = table[table["time"].str[:7].isin(["2019-04", "2019-05", "2019-06"])]
+    assert len(q2) > 0 and (q2["unemployment_rate_lag1"] - real).abs().max() < 1e-9
