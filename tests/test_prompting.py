@@ -441,3 +441,41 @@ def test_fixed_month_and_no_month_tasks():
     with_month = ok.replace("More.", month_note(5, currency=True))
     with pytest.raises(DataError):
         check_prompt("You are the head of an American household.", with_month, wealth, month=5)
+
+
+def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
+    """The literal prefilters only skip rules that cannot match: on random texts made of rule
+    fragments in random case, the checker gives the same verdict with and without them."""
+    import random
+
+    from hhx.errors import DataError
+    from hhx.tasks import prompting
+
+    fragments = [
+        "survey", "Surveys", "respondent", "PANEL", "panelist", "benchmark", "Parker-style",
+        "CPS", "cps", "Census", "census", "Michigan Survey of Consumers", "consumer expenditures",
+        "Economic Stimulus Payment", "federal income-tax rebates", "2020-03", "1999-2001",
+        "2019 to 21", "since 2008", "in 1995", "March", "march", "qoq", "Q-4", "q-4", "unknown",
+        "not reported", "Missing", "job(s)", "Day(s)", "1 people", "1 children", "You say",
+        "reported reason", "work-status indicators", "2.00%", "1,234", "the", "household", ".",
+        " ", "\n\n", "ſurvey", "K", "İ", "12", "20", "19", "-",
+    ]
+    rng = random.Random(7)
+
+    def verdict(text: str) -> str | None:
+        try:
+            prompting.check_forbidden(text, allowed_month="March")
+        except DataError as exc:
+            return str(exc)
+        return None
+
+    texts = []
+    for _ in range(3000):
+        parts = [rng.choice(fragments) for _ in range(rng.randint(1, 6))]
+        parts = [p.upper() if rng.random() < 0.2 else p for p in parts]
+        texts.append(rng.choice([" ", "", "-"]).join(parts))
+    with_prefilter = [verdict(t) for t in texts]
+    monkeypatch.setattr(prompting, "_PREFILTERS", {})
+    without = [verdict(t) for t in texts]
+    assert with_prefilter == without
+    assert sum(v is None for v in without) > 100 and sum(v is not None for v in without) > 1000

@@ -511,6 +511,49 @@ FORBIDDEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _MONTH_RULE = "month name outside the current-month note"
 
+# Cheap necessary conditions, one per rule: a rule's regex can only match text that contains one
+# of its literals (lower-cased literals are looked up in the lower-cased text, the others as is),
+# or that the digit pattern finds. Rules without an entry always run. The regexes are what decide;
+# this only skips the ones that cannot match (tests check it never skips a match).
+_DIGITS4 = re.compile(r"\d{4}")
+_PREFILTERS: dict[str, tuple[bool, tuple[str, ...]] | re.Pattern[str]] = {
+    "survey/respondent word": (True, ("survey", "respondent")),
+    "panel word": (True, ("panel",)),
+    "benchmark word": (True, ("benchmark",)),
+    "task-construction jargon": (True, ("parker-style",)),
+    "dataset acronym": (False, ("CPS", "SCE", "CEX", "PSID", "Census")),
+    "survey name": (True, ("michigan survey", "survey of consumer", "current population",
+                           "consumer expenditure", "panel study")),
+    "named policy event": (True, ("economic stimulus payment", "federal income-tax rebate")),
+    "absolute date": _DIGITS4,
+    "year range": _DIGITS4,
+    "calendar-year phrase": _DIGITS4,
+    "abbreviation qoq": (True, ("qoq",)),
+    "Q-<n> lag label": (False, ("Q-",)),
+    "missing-value placeholder": (True, ("unknown", "not available", "not reported",
+                                         "missing")),
+    "(s) plural placeholder": (True, ("(s)",)),
+    "'1 people'": (True, ("1 people",)),
+    "'1 children'": (True, ("1 children",)),
+    "survey-like phrase": (True, ("you say", "reported reason", "retrospective report",
+                                  "numeracy classification", "work-status indicators")),
+}
+
+
+def _may_match(rule: str, text: str, lower: str | None) -> bool:
+    """`lower` is the lower-cased text when it is ASCII, else None: Unicode case folding lets
+    e.g. the long s match "s" under re.IGNORECASE, so non-ASCII text runs every folded rule."""
+    pre = _PREFILTERS.get(rule)
+    if pre is None:
+        return True
+    if isinstance(pre, re.Pattern):
+        return pre.search(text) is not None
+    folded, literals = pre
+    if folded and lower is None:
+        return True
+    haystack = lower if folded else text
+    return any(lit in haystack for lit in literals)
+
 
 def _note_pattern(month: str) -> re.Pattern[str]:
     m = re.escape(month)
@@ -535,7 +578,10 @@ def check_forbidden(text: str, *, allowed_month: str | None = None, field: str =
     """
     if allowed_month is not None and allowed_month not in MONTH_NAMES:
         raise ConfigError(f"allowed_month {allowed_month!r} is not an English month name")
+    lower = text.lower() if text.isascii() else None
     for rule, pattern in FORBIDDEN_RULES:
+        if not _may_match(rule, text, lower):
+            continue
         searched = text
         if rule == _MONTH_RULE and allowed_month is not None:
             searched = _note_pattern(allowed_month).sub("", text)
