@@ -302,3 +302,17 @@ def test_demo_uses_a_configured_real_fred_qd_file(tmp_path, shared_dir):
     assert row["unemployment_rate_lag1"].iloc[0] == pytest.approx(real)
     q2 = table[table["time"].str[:7].isin(["2019-04", "2019-05", "2019-06"])]
     assert len(q2) > 0 and (q2["unemployment_rate_lag1"] - real).abs().max() < 1e-9
+
+
+def test_generated_raw_files_stay_labelled_synthetic_when_read_as_raw(demo, tmp_path):
+    """Pointing data=raw at the demo's generated files cannot launder them into 'real' results."""
+    workdir, _ = demo
+    raw = workdir / "data" / "demo" / "raw"
+    proc = hhx(workdir, "data=raw", f"data.raw_dir={raw}",
+               f"data.fred_qd={raw}/macro/fred-qd/synthetic-QD.csv",
+               f"data.root={tmp_path}/bench", f"data.intermediate_dir={tmp_path}/inter",
+               "model=no_change", "tracking=none")
+    assert "SYNTHETIC" in proc.stdout
+    run_dir = Path(re.search(r"run directory: (\S+)", proc.stdout).group(1))
+    info = json.loads((run_dir / "run_info.json").read_text())
+    assert info["tags"]["hhx.synthetic"] == "true" and info["tags"]["hhx.data_source"] == "raw"

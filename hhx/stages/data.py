@@ -188,10 +188,18 @@ def ensure_intermediates(
     raw_paths = [raw_dir / rel for rel in survey.raw.values()]
     state = {"survey": survey.name, "raw": file_state(raw_paths)}
     stamp = intermediate_dir / f"{survey.name}.built.json"
+    marker = intermediate_dir / f"{survey.name}.synthetic"
     if cfg.data.rebuild or not is_fresh(stamp, state):
-        build_survey(survey, raw_dir, intermediate_dir)
+        report = build_survey(survey, raw_dir, intermediate_dir)
+        # A builder that recognises generated raw files (e.g. the CPS generator's sidecar) says
+        # so; that label follows the data even when it is read as `data=raw`.
+        if report.synthetic:
+            marker.touch()
+        else:
+            marker.unlink(missing_ok=True)
         write_json_atomic(stamp, state)
-    return {"intermediates": file_state(sorted(intermediate_dir.glob("*.parquet")))}
+    return {"intermediates": file_state(sorted(intermediate_dir.glob("*.parquet"))),
+            "synthetic_inputs": marker.is_file()}
 
 
 def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
@@ -221,6 +229,7 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
                 )
         macro = ensure_macro_context(fred_qd, inter_dir, bool(cfg.data.rebuild))
         state = ensure_intermediates(cfg, task, raw_dir, inter_dir)
+        synthetic = synthetic or bool(state["synthetic_inputs"])
         state["task"] = OmegaConf.to_container(OmegaConf.structured(task), enum_to_str=True)
         state["synthetic"] = synthetic
         stamp = root / "build_reports" / f"{task.name}.built.json"

@@ -1,0 +1,148 @@
+"""BEA SAINC1 (state personal income summary) -> state and U.S. annual per-capita income.
+
+Facts: shared/spec/00_common.md 1.3 (BEA SAINC row). `SAINC1__ALL_AREAS_1929_2025.csv`
+(https://apps.bea.gov/regional/, "Download" -> SAINC) is a wide CSV: GeoFIPS, GeoName, Region,
+TableName, LineCode, IndustryClassification, Description, Unit, then one column per year.
+GeoFIPS is quoted, sometimes with a leading space: `SS000` for a state, `00000` for the U.S.,
+`91000`-`98000` for BEA regions (not read). LineCode 1 = personal income (millions of dollars),
+2 = population (persons), 3 = per-capita personal income (dollars); `(NA)`, `(D)`, `(L)` etc. are
+BEA's suppression marks and read as missing. Footnote lines after the table have no LineCode.
+Growth = 100 x percent change of per-capita income from the previous year.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from hhx.config import SurveyConfig
+from hhx.errors import DataError
+from hhx.io import write_parquet_atomic
+from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.surveys.fhfa_hpi import raw_path
+from hhx.surveys.state_macro_panel import STATES
+
+SOURCE_URL = "https://apps.bea.gov/regional/ (SAINC, all areas)"
+STATE_OUTPUT = "bea_sainc_state_annual"
+US_OUTPUT = "bea_sainc_us_annual"
+LINES = {1: "personal_income_millions", 2: "population", 3: "pcpi_nominal"}
+STATE_COLUMNS = ["statefip", "state_name", "year", *LINES.values(), "pcpi_growth_1y"]
+US_COLUMNS = ["year", "us_pcpi_nominal", "us_pcpi_growth_1y"]
+_REGION_CODES = {f"9{d}000" for d in range(1, 9)}
+
+
+def _numbers(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Year columns as floats; BEA's parenthesised marks ((NA), (D), ...) become NaN."""
+    text = frame.apply(lambda s: s.str.strip())
+    marks = text.apply(lambda s: s.str.fullmatch(r"\(\w+\)|"))
+    values = text.mask(marks).apply(lambda s: pd.to_numeric(s, errors="coerce"))
+    junk = values.isna() & ~marks
+    if junk.to_numpy().any():
+        column = junk.any()[junk.any()].index[0]
+        raise DataError(
+            f"{path}: column {column!r} has non-numeric {text.loc[junk[column], column].iloc[0]!r}"
+        )
+    return values.astype("float64")
+
+
+def read_sainc1(path: str | Path) -> pd.DataFrame:
+    """Long table geofips, line, year, value for the U.S. and the 51 states (lines 1-3)."""
+    p = Path(path)
+    try:
+        raw = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="latin-1")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{p}: unreadable BEA CSV ({str(exc).splitlines()[0]})") from None
+    raw.columns = [str(c).strip() for c in raw.columns]
+    raw = raw.fillna("")  # short footnote lines
+    for column in ("GeoFIPS", "GeoName", "LineCode"):
+        if column not in raw.columns:
+            raise DataError(
+                f"{p}: column {column!r} not found; expected the BEA SAINC1 CSV layout from "
+                f"{SOURCE_URL}"
+            )
+    years = [c for c in raw.columns if c.isdigit() and len(c) == 4]
+    if not years:
+        raise DataError(f"{p}: no year columns (1929, 1930, ...); is this the SAINC1 CSV?")
+    raw = raw[raw["LineCode"].str.strip().ne("")]  # footnote lines
+    geo = raw["GeoFIPS"].str.strip().str.strip('"').str.strip()
+    bad_geo = ~geo.str.fullmatch(r"\d{5}")
+    if bad_geo.any():
+        raise DataError(f"{p}: column GeoFIPS has {geo[bad_geo].iloc[0]!r}, not a 5-digit code")
+    known = {f"{f:02d}000" for f, _, _ in STATES} | {"00000"}
+    unknown = ~geo.isin(known | _REGION_CODES)
+    if unknown.any():
+        raise DataError(
+            f"{p}: column GeoFIPS has code {geo[unknown].iloc[0]!r}, neither the U.S. (00000), "
+            "a state (SS000 of the 50 states + DC) nor a BEA region (91000-98000)"
+        )
+    line = raw["LineCode"].str.strip()
+    bad_line = ~line.isin([str(k) for k in LINES])
+    if bad_line.any():
+        raise DataError(
+            f"{p}: column LineCode has code {line[bad_line].iloc[0]!r}; SAINC1 has lines 1, 2, 3"
+        )
+    keep = geo.isin(known)
+    values = _numbers(raw.loc[keep, years], p)
+    values["geofips"] = geo[keep].to_numpy()
+    values["line"] = line[keep].astype("int64").to_numpy()
+    if values.duplicated(["geofips", "line"]).any():
+        first = values[values.duplicated(["geofips", "line"])].iloc[0]
+        raise DataError(f"{p}: GeoFIPS {first.geofips} LineCode {first.line} appears twice")
+    long = values.melt(id_vars=["geofips", "line"], var_name="year", value_name="value")
+    long["year"] = long["year"].astype("int64")
+    return long
+
+
+def _wide(long: pd.DataFrame, geofips: str, path: Path) -> pd.DataFrame:
+    """year x (personal_income_millions, population, pcpi_nominal) of one area, with growth."""
+    one = long[long["geofips"] == geofips]
+    lines = set(one["line"])
+    if lines != set(LINES):
+        missing = sorted(set(LINES) - lines)
+        raise DataError(
+            f"{path}: GeoFIPS {geofips} lacks LineCode {missing}; all 51 states and the U.S. need "
+            f"lines 1, 2, 3 (download the full SAINC1 file from {SOURCE_URL})"
+        )
+    wide = one.pivot(index="year", columns="line", values="value").rename(columns=LINES)
+    wide = wide.sort_index()
+    prev = wide["pcpi_nominal"].reindex(wide.index - 1).to_numpy()
+    wide["pcpi_growth_1y"] = (wide["pcpi_nominal"] / prev - 1.0) * 100.0
+    return wide.reset_index()
+
+
+def sainc_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(state-year table, U.S. year table) from the SAINC1 CSV."""
+    p = Path(path)
+    long = read_sainc1(p)
+    frames = []
+    for fips, _, name in STATES:
+        wide = _wide(long, f"{fips:02d}000", p)
+        wide.insert(0, "state_name", name)
+        wide.insert(0, "statefip", fips)
+        frames.append(wide)
+    state = pd.concat(frames, ignore_index=True)[STATE_COLUMNS]
+    state = state.astype({"statefip": "int64", "year": "int64"})
+    us = _wide(long, "00000", p).rename(
+        columns={"pcpi_nominal": "us_pcpi_nominal", "pcpi_growth_1y": "us_pcpi_growth_1y"}
+    )
+    return state, us[US_COLUMNS].astype({"year": "int64"})
+
+
+def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
+    """Read `survey.raw.bea_sainc` and write the state and U.S. annual parquet files."""
+    started = time.perf_counter()
+    path = require_file(raw_path(survey, "bea_sainc", raw_dir),
+                        "SAINC1__ALL_AREAS_1929_2025.csv", SOURCE_URL)  # fmt: skip
+    state, us = sainc_tables(path)
+    out = Path(out_dir)
+    s = write_parquet_atomic(out / f"{STATE_OUTPUT}.parquet", state)
+    u = write_parquet_atomic(out / f"{US_OUTPUT}.parquet", us)
+    return BuildReport(
+        survey=survey.name,
+        outputs={STATE_OUTPUT: str(s), US_OUTPUT: str(u)},
+        rows={STATE_OUTPUT: len(state), US_OUTPUT: len(us)},
+        inputs={str(path): input_sha256(path)},
+        seconds=time.perf_counter() - started,
+    )
