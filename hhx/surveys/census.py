@@ -60,7 +60,8 @@ INCOME_COLUMNS = ["INCTOT", "INCWAGE", "INCBUS", "INCFARM", "INCSS", "INCINVST",
 _NOT_RECODED = set(KEY_COLUMNS) | {"HHWT", "PERWT", "CPI99"}
 _FLOAT_COLUMNS = {"HHWT", "PERWT", "CPI99"}
 # Counted by CORE_MISSING_BURDEN: what the house_census_move prompt and universe need.
-CORE_COLUMNS = ["AGE", "SEX", "RACE", "HISPAN", "EDUC", "STATEFIP", "MIGRATE5", "MIGPLAC5"]
+# (MIGPLAC5 is not counted: it is N/A by design for people who did not move between states.)
+CORE_COLUMNS = ["AGE", "SEX", "RACE", "HISPAN", "EDUC", "STATEFIP", "MIGRATE5"]
 
 # Codes the IPUMS USA codebook documents as N/A or missing but whose Stata label does not say
 # so (or that carry no label at all in the extract).
@@ -180,7 +181,9 @@ def _codebook(reader, path: Path, extra_missing: dict[str, set[int]]) -> _Codebo
         candidates += [name, f"{name}_lbl"]
         for label_name in candidates:
             if label_name in by_label_name:
-                labels[name.upper()] = {int(k): str(v) for k, v in by_label_name[label_name].items()}
+                labels[name.upper()] = {
+                    int(k): str(v) for k, v in by_label_name[label_name].items()
+                }
                 break
     missing: dict[str, set[int]] = {}
     for column in KEEP_COLUMNS:

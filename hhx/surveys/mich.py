@@ -186,7 +186,7 @@ def add_labels(frame: pd.DataFrame, path: Path) -> None:
             code = values[unknown].iloc[0]
             raise DataError(
                 f"{path}: column {variable} holds code {code:g}, which is not in the Michigan "
-                f"codebook ({sorted(labels)} or a missing code); check the extract from {SOURCE_URL}"
+                f"codebook ({sorted(labels)} or a missing code); re-download it from {SOURCE_URL}"
             )
         codes = values.astype("Int64")
         frame[f"{variable}_label"] = codes.map(labels).astype("string")
@@ -215,9 +215,9 @@ def link_panel(frame: pd.DataFrame, path: Path) -> None:
 
     frame["panel_link_expected"] = expected.astype("int8")
     frame["panel_link_ok"] = (parent >= 0).astype("int8")
-    frame["prev_caseid"] = pd.Series(caseid[np.maximum(parent, 0)], dtype="Int64").where(
-        parent >= 0, pd.NA
-    ).array
+    frame["prev_caseid"] = (
+        pd.Series(caseid[np.maximum(parent, 0)], dtype="Int64").where(parent >= 0, pd.NA).array
+    )
     dated = frame["DATEPR"].where(expected)
     index_now = (frame["YYYYMM"] // 100) * 12 + frame["YYYYMM"] % 100
     index_prev = (dated // 100) * 12 + dated % 100

@@ -20,6 +20,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_parquet_atomic
 from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.surveys.fred_qd import read_fred_qd
 
 OUTPUT_NAME = "state_macro_panel"
 FRED_QD_URL = "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
@@ -106,8 +107,6 @@ def assemble_panel(parts: dict[str, pd.DataFrame], us_unrate: pd.DataFrame) -> p
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read the five intermediates in out_dir and `survey.raw.fred_qd`; write the panel."""
-    from hhx.surveys.fred_qd import read_fred_qd
-
     started = time.perf_counter()
     if "fred_qd" not in survey.raw:
         raise ConfigError(f"survey {survey.name}: raw.fred_qd is not set; point it at FRED-QD")

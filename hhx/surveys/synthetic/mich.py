@@ -87,12 +87,14 @@ def synthetic_mich_frames(
     iv["YYYYMM"] = yyyymm
     iv["CASEID"] = np.arange(1, n + 1)
     # ID: random order within the month, as the archive numbers interviews per month
-    iv["ID"] = iv.groupby("month_index")["panel"].transform(
-        lambda s: rng.permutation(len(s)) + 1
-    )
+    iv["ID"] = iv.groupby("month_index")["panel"].transform(lambda s: rng.permutation(len(s)) + 1)
     key = {(p, w): i for i, (p, w) in enumerate(zip(iv["panel"], iv["wave_all"], strict=True))}
-    parent = np.array([key.get((p, w - 1), -1) for p, w in zip(iv["panel"], iv["wave_all"], strict=True)])
-    grand = np.array([key.get((p, w - 2), -1) for p, w in zip(iv["panel"], iv["wave_all"], strict=True)])
+    parent = np.array(
+        [key.get((p, w - 1), -1) for p, w in zip(iv["panel"], iv["wave_all"], strict=True)]
+    )
+    grand = np.array(
+        [key.get((p, w - 2), -1) for p, w in zip(iv["panel"], iv["wave_all"], strict=True)]
+    )
 
     def prev_fields(months: np.ndarray, rows: np.ndarray, lag: int) -> tuple:
         has = iv["wave_all"].to_numpy() >= lag

@@ -1,0 +1,296 @@
+"""Seeded synthetic IPUMS USA census extract (`census.gz`) in the official download format.
+
+Demo data only: households of 1-5 persons with plausible but made-up ages, incomes and moves;
+not U.S. census figures. Format as IPUMS delivers a Stata extract: a gzip-compressed Stata .dta
+(version 118), lower-case variable names, variable labels, and value labels attached to the
+coded variables, with the IPUMS NIU codes (INCTOT 9999999 "N/A", MIGRATE5 0 "N/A", OCC 0, ...)
+for persons outside a question's universe. Samples 199002 (1990 1%) and 200007 (2000 1%). A few
+variables the reader does not keep sit between the kept ones, as in a real 262-variable extract,
+and CNTYGP98 is blank (Stata missing) in the 2000 sample, as a variable a sample lacks.
+
+`VALUE_LABELS` is the codebook written into the file; tests compare the reader against it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hhx.errors import ConfigError
+from hhx.io import atomic_path
+from hhx.surveys.census import KEEP_COLUMNS
+
+STATES: dict[int, str] = {
+    1: "Alabama", 2: "Alaska", 4: "Arizona", 5: "Arkansas", 6: "California", 8: "Colorado",
+    9: "Connecticut", 10: "Delaware", 11: "District of Columbia", 12: "Florida", 13: "Georgia",
+    15: "Hawaii", 16: "Idaho", 17: "Illinois", 18: "Indiana", 19: "Iowa", 20: "Kansas",
+    21: "Kentucky", 22: "Louisiana", 23: "Maine", 24: "Maryland", 25: "Massachusetts",
+    26: "Michigan", 27: "Minnesota", 28: "Mississippi", 29: "Missouri", 30: "Montana",
+    31: "Nebraska", 32: "Nevada", 33: "New Hampshire", 34: "New Jersey", 35: "New Mexico",
+    36: "New York", 37: "North Carolina", 38: "North Dakota", 39: "Ohio", 40: "Oklahoma",
+    41: "Oregon", 42: "Pennsylvania", 44: "Rhode Island", 45: "South Carolina",
+    46: "South Dakota", 47: "Tennessee", 48: "Texas", 49: "Utah", 50: "Vermont", 51: "Virginia",
+    53: "Washington", 54: "West Virginia", 55: "Wisconsin", 56: "Wyoming",
+}  # fmt: skip
+VALUE_LABELS: dict[str, dict[int, str]] = {
+    "sample": {199002: "1990 1%", 200007: "2000 1%"},
+    "statefip": {**STATES, 99: "State not identified"},
+    "region": {
+        11: "New England Division", 12: "Middle Atlantic Division", 21: "East North Central Div.",
+        22: "West North Central Div.", 31: "South Atlantic Division",
+        32: "East South Central Div.", 33: "West South Central Div.", 41: "Mountain Division",
+        42: "Pacific Division", 97: "State not identified", 99: "Not identified",
+    },
+    "metro": {
+        0: "Metropolitan status indeterminable (mixed)", 1: "Not in metropolitan area",
+        2: "In metropolitan area: In central/principal city",
+        3: "In metropolitan area: Not in central/principal city",
+        4: "In metropolitan area: Central/principal city status indeterminable (mixed)",
+    },
+    "gq": {
+        0: "Vacant unit", 1: "Households under 1970 definition",
+        2: "Additional households under 1990 definition", 3: "Group quarters--Institutions",
+        4: "Other group quarters", 5: "Additional households under 2000 definition",
+        6: "Fragment",
+    },
+    "ownershp": {0: "N/A", 1: "Owned or being bought (loan)", 2: "Rented"},
+    "relate": {
+        1: "Head/Householder", 2: "Spouse", 3: "Child", 4: "Child-in-law", 5: "Parent",
+        6: "Parent-in-Law", 7: "Sibling", 8: "Sibling-in-Law", 9: "Grandchild",
+        10: "Other relatives", 11: "Partner, friend, visitor", 12: "Other non-relatives",
+        13: "Institutional inmates",
+    },
+    "sex": {1: "Male", 2: "Female", 9: "Missing/blank"},
+    "race": {
+        1: "White", 2: "Black/African American", 3: "American Indian or Alaska Native",
+        4: "Chinese", 5: "Japanese", 6: "Other Asian or Pacific Islander", 7: "Other race, nec",
+        8: "Two major races", 9: "Three or more major races",
+    },
+    "raced": {
+        100: "White", 200: "Black/African American", 300: "American Indian or Alaska Native",
+        400: "Chinese", 500: "Japanese", 600: "Filipino", 700: "Other race, nec",
+        801: "White and Black", 901: "White, Black, AIAN",
+    },
+    "hispan": {
+        0: "Not Hispanic", 1: "Mexican", 2: "Puerto Rican", 3: "Cuban", 4: "Other",
+        9: "Not Reported",
+    },
+    "hispand": {
+        0: "Not Hispanic", 100: "Mexican", 200: "Puerto Rican", 300: "Cuban", 460: "Dominican",
+        900: "Not Reported",
+    },
+    "educ": {
+        0: "N/A or no schooling", 1: "Nursery school to grade 4", 2: "Grade 5, 6, 7, or 8",
+        3: "Grade 9", 4: "Grade 10", 5: "Grade 11", 6: "Grade 12", 7: "1 year of college",
+        8: "2 years of college", 9: "3 years of college", 10: "4 years of college",
+        11: "5+ years of college", 99: "Missing",
+    },
+    "educd": {
+        1: "N/A", 2: "No schooling completed", 17: "Grade 4", 26: "Grade 8", 30: "Grade 9",
+        40: "Grade 10", 50: "Grade 11", 62: "High school graduate or GED",
+        65: "Some college, but less than 1 year", 81: "Associate's degree, type not specified",
+        90: "3 years of college", 101: "Bachelor's degree", 114: "Master's degree",
+        999: "Missing",
+    },
+    "school": {0: "N/A", 1: "No, not in school", 2: "Yes, in school", 8: "Unknown", 9: "Missing"},
+    "empstat": {0: "N/A", 1: "Employed", 2: "Unemployed", 3: "Not in labor force"},
+    "labforce": {0: "N/A", 1: "No, not in the labor force", 2: "Yes, in the labor force"},
+    "classwkr": {0: "N/A", 1: "Self-employed", 2: "Works for wages"},
+    "workedyr": {0: "N/A", 1: "No", 3: "Yes"},
+    "wkswork2": {
+        0: "N/A", 1: "1-13 weeks", 2: "14-26 weeks", 3: "27-39 weeks", 4: "40-47 weeks",
+        5: "48-49 weeks", 6: "50-52 weeks",
+    },
+    "inctot": {9999999: "N/A"},
+    "incwage": {999999: "N/A", 999998: "Missing"},
+    "valueh": {9999999: "N/A", 9999998: "Missing"},
+    "migrate5": {
+        0: "N/A", 1: "Same house", 2: "Moved within state", 3: "Moved between states",
+        4: "Abroad five years ago", 9: "Unknown",
+    },
+    "migplac5": {0: "N/A", **STATES, 999: "Missing"},
+    "migmetro5": {
+        0: "Not applicable", 1: "Not in a metro area", 2: "In central/principal city",
+        3: "Not in central/principal city", 4: "Central/principal city status unknown",
+    },
+    "migcity5": {0: "N/A", 1: "Not in identifiable city", 1190: "Chicago, IL",
+                 3730: "Los Angeles, CA", 4610: "New York, NY"},
+}  # fmt: skip
+VARIABLE_LABELS = {
+    "year": "Census year", "sample": "IPUMS sample identifier", "serial": "Household serial number",
+    "pernum": "Person number in sample unit", "cpi99": "CPI-U adjustment factor to 1999 dollars",
+    "statefip": "State (FIPS code)", "migrate5": "Migration status, 5 years",
+    "migplac5": "State or country of residence 5 years ago", "inctot": "Total personal income",
+}  # fmt: skip
+# Variables of a real extract the reader drops, with where they sit (after which kept one).
+_EXTRA_AFTER = {"sample": "cbserial", "statefip": "stateicp", "relate": "related", "age": "bpl"}
+_CPI99 = {199002: 1.295, 200007: 1.0}
+
+
+def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: int) -> dict:
+    sizes = rng.integers(1, 6, n_households)
+    n = int(sizes.sum())
+    hh = np.repeat(np.arange(n_households), sizes)
+    pernum = np.concatenate([np.arange(1, s + 1) for s in sizes])
+    head_age = rng.integers(25, 86, n_households)[hh]
+    age = np.where(
+        pernum == 1,
+        head_age,
+        np.where(pernum == 2, head_age - rng.integers(-3, 6, n), rng.integers(0, 30, n)),
+    )
+    age = np.clip(age, 0, 95)
+    states = np.array(list(STATES))
+    state = rng.choice(states, n_households)[hh]
+    race = rng.choice(
+        np.arange(1, 10), n, p=[0.75, 0.12, 0.01, 0.02, 0.01, 0.03, 0.04, 0.015, 0.005]
+    )
+    hispan = np.where(rng.random(n) < 0.1, rng.choice([1, 2, 3, 4, 9], n), 0)
+    adult = age >= 15
+    educ = np.where(age < 5, 0, np.where(adult, rng.integers(2, 12, n), rng.integers(0, 4, n)))
+    educ = np.where(rng.random(n) < 0.01, 99, educ)
+    educd_of = {0: 2, 1: 17, 2: 26, 3: 30, 4: 40, 5: 50, 6: 62, 7: 65, 8: 81, 9: 90, 10: 101,
+                11: 114, 99: 999}  # fmt: skip
+    empstat = np.where(adult, rng.choice([1, 2, 3], n, p=[0.6, 0.05, 0.35]), 0)
+    wage = np.round(rng.lognormal(10.2, 0.9, n)).astype(np.int64)
+    cap = 140000 if sample == 199002 else 175000
+    wage = np.minimum(wage, cap)
+    incwage = np.where(adult, np.where(empstat == 1, wage, 0), 999999)
+    inctot = np.where(adult, incwage + rng.integers(0, 8000, n), 9999999)
+    inctot = np.where(
+        adult & (rng.random(n) < 0.02), 999998 if sample == 200007 else 420000, inctot
+    )
+    migrate5 = np.where(age < 5, 0, rng.choice([1, 2, 3, 9], n, p=[0.55, 0.27, 0.17, 0.01]))
+    other_state = rng.choice(states, n)
+    other_state = np.where(
+        other_state == state,
+        states[(np.searchsorted(states, state) + 1) % len(states)],
+        other_state,
+    )
+    migplac5 = np.select([migrate5 == 2, migrate5 == 3], [state, other_state], 0)
+    occ = np.where(empstat == 1, rng.integers(3, 900, n), 0)
+    hisp_d = {0: 0, 1: 100, 2: 200, 3: 300, 4: 460, 9: 900}
+    raced = np.where(race <= 7, race * 100, np.where(race == 8, 801, 901))
+    owner = rng.choice([1, 2], n_households)[hh]
+    return {
+        "year": np.full(n, 1990 if sample == 199002 else 2000),
+        "sample": np.full(n, sample),
+        "cbserial": serial0 + hh + 7_000_000,
+        "serial": serial0 + hh,
+        "pernum": pernum,
+        "numprec": sizes[hh],
+        "famsize": sizes[hh],
+        "hhwt": np.full(n, 100.0),
+        "perwt": np.full(n, 100.0),
+        "cpi99": np.full(n, _CPI99[sample]),
+        "statefip": state,
+        "stateicp": state + 100,
+        "region": rng.choice(list(VALUE_LABELS["region"])[:9], n_households)[hh],
+        "metro": rng.integers(0, 5, n_households)[hh],
+        "metarea": rng.integers(0, 800, n_households)[hh],
+        "metaread": rng.integers(0, 8000, n_households)[hh],
+        "puma": rng.integers(100, 3000, n_households)[hh],
+        "cntygp97": rng.integers(0, 400, n_households)[hh],
+        # CNTYGP98 is not part of the 2000 sample: blank there (Stata missing).
+        "cntygp98": (rng.integers(1, 400, n_households)[hh]).astype(float)
+        if sample == 199002
+        else np.full(n, np.nan),
+        "pumasupr": rng.integers(100, 300, n_households)[hh],
+        "gq": np.where(rng.random(n) < 0.02, 3, 1 if sample == 199002 else 5),
+        "ownershp": owner,
+        "valueh": np.where(owner == 1, rng.integers(20000, 900000, n), 9999999),
+        "rentgrs": np.where(owner == 2, rng.integers(200, 2500, n), 0),
+        "rooms": rng.integers(1, 10, n_households)[hh],
+        "momloc": np.where(pernum > 2, 2, 0),
+        "poploc": np.where(pernum > 2, 1, 0),
+        "sploc": np.select([pernum == 1, pernum == 2], [2, 1], 0),
+        "relate": np.select([pernum == 1, pernum == 2], [1, 2], 3),
+        "related": np.select([pernum == 1, pernum == 2], [101, 201], 301),
+        "age": age,
+        "bpl": state,
+        "sex": np.where(rng.random(n) < 0.002, 9, rng.integers(1, 3, n)),
+        "race": race,
+        "raced": raced,
+        "hispan": hispan,
+        "hispand": np.vectorize(hisp_d.get)(hispan),
+        "educ": educ,
+        "educd": np.vectorize(educd_of.get)(educ),
+        "school": np.where(age < 3, 0, np.where(age < 20, 2, 1)),
+        "gradeatt": np.where((age >= 3) & (age < 20), np.clip(age - 4, 1, 6), 0),
+        "gradeattd": np.where((age >= 3) & (age < 20), np.clip(age - 4, 1, 6) * 10, 0),
+        "empstat": empstat,
+        "labforce": np.where(adult, np.where(empstat == 3, 1, 2), 0),
+        "classwkr": np.where(empstat == 1, rng.integers(1, 3, n), 0),
+        "occ": occ,
+        "occ1950": np.where(occ > 0, occ // 2 + 1, 0),
+        "occ1990": np.where(occ > 0, occ, 0),
+        "ind": np.where(empstat == 1, rng.integers(10, 990, n), 0),
+        "ind1950": np.where(empstat == 1, rng.integers(105, 936, n), 0),
+        "ind1990": np.where(empstat == 1, rng.integers(10, 932, n), 0),
+        "workedyr": np.where(adult, np.where(empstat == 1, 3, 1), 0),
+        "wkswork1": np.where(empstat == 1, rng.integers(1, 53, n), 0),
+        "wkswork2": np.where(empstat == 1, rng.integers(1, 7, n), 0),
+        "uhrswork": np.where(empstat == 1, rng.integers(1, 80, n), 0),
+        "inctot": inctot,
+        "incwage": incwage,
+        "incbus": np.where(adult, rng.integers(0, 2, n) * rng.integers(0, 50000, n), 999999),
+        "incfarm": np.where(adult, 0, 999999),
+        "incss": np.where(adult, np.where(age >= 62, rng.integers(3000, 20000, n), 0), 99999),
+        "incinvst": np.where(adult, rng.integers(0, 5000, n), 999999),
+        "incretir": np.where(adult, np.where(age >= 60, rng.integers(0, 30000, n), 0), 999999),
+        "poverty": np.where(rng.random(n) < 0.02, 0, rng.integers(1, 502, n)),
+        "migrate5": migrate5,
+        "migplac5": migplac5,
+        "migmetro5": np.where(migrate5 >= 2, rng.integers(1, 5, n), 0),
+        "migcity5": np.where(migrate5 >= 2, rng.choice([1, 1190, 3730, 4610], n), 0),
+    }
+
+
+def synthetic_census_frame(*, seed: int, n_households: int = 300) -> pd.DataFrame:
+    """The extract as written to the file: lower-case names, raw IPUMS codes, both samples."""
+    if n_households < 1:
+        raise ConfigError(f"write_synthetic_census: n_households must be >= 1, got {n_households}")
+    rng = np.random.default_rng(int(seed))
+    parts = [
+        pd.DataFrame(_persons(rng, sample, n_households, serial0=1 + i * 10 * n_households))
+        for i, sample in enumerate((199002, 200007))
+    ]
+    frame = pd.concat(parts, ignore_index=True)
+    order = []
+    for column in (c.lower() for c in KEEP_COLUMNS):
+        order.append(column)
+        if column in _EXTRA_AFTER:
+            order.append(_EXTRA_AFTER[column])
+    frame = frame[order]
+    for column in frame.columns:
+        if frame[column].dtype.kind in "iub":
+            frame[column] = frame[column].astype(np.int32)
+    return frame
+
+
+def write_census_gz(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a frame as IPUMS does: Stata 118 with value/variable labels, then gzip."""
+    labels = {k: v for k, v in VALUE_LABELS.items() if k in frame.columns}
+    variable_labels = {k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns}
+    target = Path(path)
+    with tempfile.TemporaryDirectory(prefix="hhx_census_gen_") as tmp:
+        dta = Path(tmp) / "census.dta"
+        frame.to_stata(
+            dta,
+            write_index=False,
+            value_labels=labels,
+            variable_labels=variable_labels,
+            version=118,
+        )
+        with atomic_path(target) as out, dta.open("rb") as src, gzip.open(out, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return target
+
+
+def write_synthetic_census(path: str | Path, *, seed: int, n_households: int = 300) -> Path:
+    """Write `census.gz` (both samples, `n_households` households each) to `path`."""
+    return write_census_gz(synthetic_census_frame(seed=seed, n_households=n_households), path)

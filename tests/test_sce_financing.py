@@ -1,0 +1,160 @@
+"""Fuster-Zafar financing experiment builder: seeded FZdata_raw.dta -> house_sce_financing.
+
+The generator computes the stored calculator payments in exact rational arithmetic; the builder
+must reproduce them with its floating-point calculator. Other expectations are spec facts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hhx.config import SurveyConfig
+from hhx.errors import ConfigError, DataError
+from hhx.surveys import sce_financing as fz
+from hhx.surveys.synthetic.sce_financing import (
+    exact_payment,
+    synthetic_fz_frame,
+    write_fz_dta,
+    write_synthetic_fz,
+)
+
+RAW = "micro/sce/financing_fuster_zafar_2021/ReplicationMaterial/data/raw/FZdata_raw.dta"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    raw_dir = tmp_path_factory.mktemp("raw")
+    write_synthetic_fz(raw_dir / RAW, seed=11)  # default size: the release's 1,211 respondents
+    report = fz.build(
+        SurveyConfig(name="sce_financing", raw={"sce_financing": RAW}),
+        raw_dir,
+        tmp_path_factory.mktemp("out"),
+    )
+    frame = pd.read_parquet(report.outputs["house_sce_financing"])
+    audit = pd.read_parquet(report.outputs["house_sce_financing_calculator_audit"])
+    raw = pd.read_stata(raw_dir / RAW, convert_categoricals=False)
+    return frame, audit, raw, report
+
+
+def test_default_build_has_the_1211_respondents_and_the_target_mapping(built):
+    frame, _, raw, report = built
+    assert report.rows["house_sce_financing"] == len(frame) == 1211
+    assert report.synthetic is True
+    assert frame["userid"].is_unique
+    assert frame["hypoversion"].isin([1, 2]).sum() == 1200
+    pairs = {  # spec 1.9
+        "wtp_flexible_original_rate": "hypo_q2",
+        "down_payment_flexible_original_rate": "hypo_d2",
+        "wtp_flexible_alternative_rate": "hypo_q3",
+        "down_payment_flexible_alternative_rate": "hypo_d3",
+        "wtp_after_cash_inheritance": "hypo_q4",
+        "down_payment_after_cash_inheritance": "hypo_d4",
+    }
+    for target, source in pairs.items():
+        np.testing.assert_array_equal(frame[target].to_numpy(), raw[source].to_numpy("float64"))
+    v1, v2 = frame["hypoversion"] == 1, frame["hypoversion"] == 2
+    assert (frame.loc[v1, "initial_rate"] == 4.5).all() and (
+        frame.loc[v1, "alternative_rate"] == 6.5
+    ).all()
+    assert (frame.loc[v2, "initial_rate"] == 6.5).all() and (
+        frame.loc[v2, "alternative_rate"] == 4.5
+    ).all()
+    assert frame.loc[frame["hypoversion"].isna(), "initial_rate"].isna().all()
+    for wtp, down in zip(frame["initial_wtp"], frame["initial_down_payment"], strict=True):
+        if not math.isnan(wtp):
+            assert down == math.floor(0.2 * wtp + 0.5)
+    assert (frame["cash_inheritance"] == 100_000).all()
+
+
+def test_calculator_reproduces_the_stored_payments_exactly(built):
+    frame, audit, raw, _ = built
+    assert audit["scenario"].tolist() == ["q1", "q2", "q3", "q4"]
+    assert (audit["valid_rows"] >= 1100).all()  # nearly all assigned rows are valid inputs
+    for k in range(1, 5):
+        valid = frame[f"calculator_valid_inputs_q{k}"]
+        np.testing.assert_array_equal(
+            frame.loc[valid, f"calculator_reproduced_q{k}"].to_numpy(),
+            raw.loc[valid.to_numpy(), f"hypo_mpayment_q{k}"].to_numpy("float64"),
+        )
+    # rows whose down payment breaks the 5% minimum are flagged, not checked
+    low = frame["hypo_d2"] < np.floor(0.05 * frame["hypo_q2"] + 0.5)
+    assert low.any() and not frame.loc[low, "calculator_valid_inputs_q2"].any()
+
+
+def test_calculator_matches_exact_arithmetic_and_the_prompt_figures():
+    # spec task 18: principal and interest per $100k is about $507 at 4.5% and $632 at 6.5%
+    assert np.floor(fz.principal_interest(100_000, 4.5) + 0.5) == 507
+    assert np.floor(fz.principal_interest(100_000, 6.5) + 0.5) == 632
+    for price, down, home, rate in [(300_000, 60_000, 250_000, 4.5), (123_000, 6_200, 99_000, 6.5)]:
+        expected, _ = exact_payment(price, down, home, rate)
+        assert fz.calculator_payment(price, down, home, rate) == expected
+
+
+def test_bands_follow_the_spec_boundaries(built):
+    frame, _, raw, _ = built
+    liquid = fz.liquid_savings_band(
+        pd.Series([0, 1, 4_999, 5_000, 29_999, 30_000, 100_000, 500_000, -1])
+    )
+    assert liquid.tolist()[:8] == [
+        "no liquid savings", "less than $5,000", "less than $5,000", "$5,000 to $30,000",
+        "$5,000 to $30,000", "$30,000 to $100,000", "$100,000 to $500,000", "$500,000 or more",
+    ]  # fmt: skip
+    assert liquid.isna().tolist()[-1]
+    debt = fz.non_housing_debt_band(pd.Series([0, 999, 1_000, 5_000, 30_000]))
+    assert debt.tolist() == [
+        "no non-housing debt", "less than $1,000", "$1,000 to $5,000", "$5,000 to $30,000",
+        "$30,000 or more",
+    ]  # fmt: skip
+    no_savings = frame["q16_6"] == 1
+    assert (
+        no_savings.any()
+        and (frame.loc[no_savings, "liquid_savings_band"] == "no liquid savings").all()
+    )
+    assert (frame.loc[frame["hh_income"] == 11, "income_band"] == "$200,000 or more").all()
+    assert (frame.loc[frame["q14"] == 6, "credit_score_band"] == "does not know").all()
+    renters = frame["q4"] == 0
+    assert (frame.loc[renters, "current_home_value"] == 0).all()
+    assert (frame.loc[renters, "tenure"] == "renter").all()
+    # Stata value labels of the file become <var>_label columns
+    assert (frame.loc[frame["region"] == 3, "region_label"] == "South").all()
+
+
+def test_respondent_count_check_is_configurable(tmp_path):
+    path = write_synthetic_fz(tmp_path / "FZdata_raw.dta", seed=2, n=40)
+    with pytest.raises(DataError, match=r"40 respondents, expected exactly 1211 unique userids"):
+        fz.clean_financing(path)
+    frame, _ = fz.clean_financing(path, expected_respondents=None)
+    assert len(frame) == 40
+
+
+def test_tampered_payment_names_userid_and_scenario(tmp_path):
+    raw = synthetic_fz_frame(seed=3, n=30)
+    row = raw.index[raw["hypoversion"].notna()][0]
+    raw.loc[row, "hypo_mpayment_q3"] += 1
+    path = write_fz_dta(raw, tmp_path / "FZdata_raw.dta")
+    userid = raw.loc[row, "userid"]
+    with pytest.raises(DataError, match=rf"hypo_mpayment_q3 of userid {userid} is"):
+        fz.clean_financing(path, expected_respondents=None)
+
+
+def test_missing_file_column_and_bad_code_are_errors(tmp_path):
+    with pytest.raises(DataError, match=r"FZdata_raw\.dta.*openicpsr"):
+        fz.build(SurveyConfig(name="sce_financing", raw={"sce_financing": RAW}), tmp_path, tmp_path)
+    with pytest.raises(ConfigError, match="raw.sce_financing is not set"):
+        fz.build(SurveyConfig(name="sce_financing", raw={}), tmp_path, tmp_path)
+    raw = synthetic_fz_frame(seed=4, n=20)
+    path = write_fz_dta(raw.drop(columns=["q14"]), tmp_path / "a.dta")
+    with pytest.raises(DataError, match=r"a\.dta: column q14 not found"):
+        fz.clean_financing(path, expected_respondents=None)
+    raw.loc[5, "hh_income"] = 12
+    path = write_fz_dta(raw, tmp_path / "b.dta")
+    with pytest.raises(DataError, match=r"column hh_income holds code 12, not one of"):
+        fz.clean_financing(path, expected_respondents=None)
+    raw = synthetic_fz_frame(seed=4, n=20)
+    raw.loc[3, "userid"] = raw.loc[2, "userid"]
+    with pytest.raises(DataError, match=r"userid \d+ repeats"):
+        fz.clean_financing(write_fz_dta(raw, tmp_path / "c.dta"), expected_respondents=None)
