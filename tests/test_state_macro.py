@@ -240,3 +240,17 @@ def test_same_seed_same_bytes(built, tmp_path):
     for key, path in again.items():
         first = hashlib.sha256(built["raw"][key].read_bytes()).hexdigest()
         assert hashlib.sha256(path.read_bytes()).hexdigest() == first, key
+
+
+@pytest.mark.parametrize("variant", ["utf-8-bom", "latin-1"])
+def test_bea_reads_bom_and_latin1_downloads(built, tmp_path, variant):
+    text = built["raw"]["bea_sainc"].read_text().replace('" 01000"', '"01000"')
+    text += '"Source: U.S. Bureau of Economic Analysis, Régional Data"\r\n'
+    path = tmp_path / built["raw"]["bea_sainc"].name
+    if variant == "latin-1":
+        path.write_bytes(text.encode("latin-1"))
+    else:
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    _build("bea_sainc", path, tmp_path)
+    mine = _read({"out": tmp_path}, "bea_sainc_state_annual")
+    pd.testing.assert_frame_equal(mine, _read(built, "bea_sainc_state_annual"))

@@ -21,7 +21,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.io import write_parquet_atomic
 from hhx.surveys.base import BuildReport, input_sha256, require_file
-from hhx.surveys.fhfa_hpi import raw_path
+from hhx.surveys.fhfa_hpi import raw_path, read_text_csv
 from hhx.surveys.state_macro_panel import STATES
 
 SOURCE_URL = "https://apps.bea.gov/regional/ (SAINC, all areas)"
@@ -50,10 +50,7 @@ def _numbers(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
 def read_sainc1(path: str | Path) -> pd.DataFrame:
     """Long table geofips, line, year, value for the U.S. and the 51 states (lines 1-3)."""
     p = Path(path)
-    try:
-        raw = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="latin-1")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{p}: unreadable BEA CSV ({str(exc).splitlines()[0]})") from None
+    raw = read_text_csv(p, "BEA CSV")
     raw.columns = [str(c).strip() for c in raw.columns]
     raw = raw.fillna("")  # short footnote lines
     for column in ("GeoFIPS", "GeoName", "LineCode"):

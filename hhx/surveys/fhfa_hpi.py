@@ -32,13 +32,21 @@ STATE_COLUMNS = ["statefip", "state_abbrev", "state_name", "year", "hpi_all_tran
 US_COLUMNS = ["year", "us_hpi_all_transactions_annual", "us_hpi_growth_1y"]
 
 
+def read_text_csv(path: Path, what: str) -> pd.DataFrame:
+    """All cells as strings; UTF-8 (BOM allowed) or, failing that, Latin-1 as agency files vary."""
+    try:
+        try:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="latin-1")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: unreadable {what} ({str(exc).splitlines()[0]})") from None
+
+
 def read_hpi_master(path: str | Path) -> pd.DataFrame:
     """Quarterly traditional all-transactions rows: place_id, level, year, quarter, index_nsa."""
     p = Path(path)
-    try:
-        raw = pd.read_csv(p, dtype=str, keep_default_na=False, encoding="latin-1")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"{p}: unreadable FHFA CSV ({str(exc).splitlines()[0]})") from None
+    raw = read_text_csv(p, "FHFA CSV")
     raw.columns = [str(c).strip().lower() for c in raw.columns]
     raw = raw.fillna("")
     for column in COLUMNS:
