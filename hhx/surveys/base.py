@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hhx.errors import DataError
+import pandas as pd
+
+from hhx.config import SurveyConfig
+from hhx.errors import ConfigError, DataError
+from hhx.io import write_parquet_atomic
 
 
 @dataclass
@@ -68,3 +73,41 @@ def check_fingerprint(path: str | Path, expected: str) -> None:
     actual = input_sha256(p)
     if actual != expected:
         raise DataError(f"{p}: input fingerprint differs (expected {expected}, got {actual})")
+
+
+def raw_path(survey: SurveyConfig, key: str, raw_dir: str | Path, hint: str = "") -> Path:
+    """`survey.raw[key]`, relative to raw_dir unless absolute; unset -> says what to point at."""
+    if not survey.raw.get(key):
+        where = f"point it at {hint}" if hint else f"see conf/survey/{survey.name}.yaml"
+        raise ConfigError(f"survey {survey.name}: raw.{key} is not set; {where}")
+    value = Path(survey.raw[key]).expanduser()
+    return value if value.is_absolute() else Path(raw_dir) / value
+
+
+def sidecar_path(path: Path) -> Path:
+    """Where a generator's `<file>.synthetic.json` marker sits (hhx.surveys.synthetic)."""
+    return path.with_name(path.name + ".synthetic.json")
+
+
+def has_synthetic_sidecar(path: Path) -> bool:
+    return sidecar_path(path).is_file()
+
+
+def write_outputs(
+    survey: SurveyConfig,
+    out_dir: str | Path,
+    frames: dict[str, pd.DataFrame],
+    inputs: list[Path],
+    started: float,
+) -> BuildReport:
+    """Write each frame as `<out_dir>/<name>.parquet` atomically and report the build."""
+    outputs = {name: str(write_parquet_atomic(Path(out_dir) / f"{name}.parquet", frame))
+               for name, frame in frames.items()}
+    return BuildReport(
+        survey=survey.name,
+        outputs=outputs,
+        rows={name: len(frame) for name, frame in frames.items()},
+        inputs={str(p): input_sha256(p) for p in inputs},
+        seconds=time.perf_counter() - started,
+        synthetic=any(has_synthetic_sidecar(p) for p in inputs),
+    )

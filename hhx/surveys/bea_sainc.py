@@ -19,9 +19,8 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
-from hhx.surveys.fhfa_hpi import raw_path, read_text_csv
+from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
+from hhx.surveys.fhfa_hpi import read_text_csv
 from hhx.surveys.state_macro_panel import STATES
 
 SOURCE_URL = "https://apps.bea.gov/regional/ (SAINC, all areas)"
@@ -133,13 +132,4 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     path = require_file(raw_path(survey, "bea_sainc", raw_dir),
                         "SAINC1__ALL_AREAS_1929_2025.csv", SOURCE_URL)  # fmt: skip
     state, us = sainc_tables(path)
-    out = Path(out_dir)
-    s = write_parquet_atomic(out / f"{STATE_OUTPUT}.parquet", state)
-    u = write_parquet_atomic(out / f"{US_OUTPUT}.parquet", us)
-    return BuildReport(
-        survey=survey.name,
-        outputs={STATE_OUTPUT: str(s), US_OUTPUT: str(u)},
-        rows={STATE_OUTPUT: len(state), US_OUTPUT: len(us)},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-    )
+    return write_outputs(survey, out_dir, {STATE_OUTPUT: state, US_OUTPUT: us}, [path], started)

@@ -19,9 +19,7 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
-from hhx.surveys.fhfa_hpi import raw_path
+from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
 from hhx.surveys.state_macro_panel import STATES
 
 SOURCE_URL = "https://www.bls.gov/lau/ (file: https://download.bls.gov/pub/time.series/la/)"
@@ -121,11 +119,4 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     path = require_file(raw_path(survey, "bls_laus", raw_dir), "la.data.2.AllStatesU.txt",
                         SOURCE_URL)  # fmt: skip
     frame = complete_grid(read_laus_annual(path), path)
-    target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", frame)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: len(frame)},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-    )
+    return write_outputs(survey, out_dir, {OUTPUT_NAME: frame}, [path], started)

@@ -23,9 +23,8 @@ import numpy as np
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.errors import ConfigError, DataError
-from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.errors import DataError
+from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
 
 SOURCE = (
     "the Farber-Rothstein-Valletta (2015) replication archive P2015_1088_data "
@@ -168,18 +167,5 @@ def _check_grid(out: pd.DataFrame, path: Path) -> None:
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read `survey.raw.ui_policy` and write `cps_ui_policy.parquet` atomically."""
     started = time.perf_counter()
-    if "ui_policy" not in survey.raw:
-        raise ConfigError(
-            f"survey {survey.name}: raw.ui_policy is not set; point it at eui_state_08-14.dta"
-        )
-    path = Path(survey.raw["ui_policy"]).expanduser()
-    path = path if path.is_absolute() else Path(raw_dir) / path
-    frame = read_ui_policy(path)
-    target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", frame)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: len(frame)},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-    )
+    path = raw_path(survey, "ui_policy", raw_dir, hint="eui_state_08-14.dta")
+    return write_outputs(survey, out_dir, {OUTPUT_NAME: read_ui_policy(path)}, [path], started)

@@ -17,9 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.errors import ConfigError, DataError
-from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.errors import DataError
+from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
 from hhx.surveys.state_macro_panel import STATES
 
 SOURCE_URL = "https://www.fhfa.gov/data/hpi"
@@ -142,26 +141,9 @@ def hpi_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return state.reset_index(drop=True), us[US_COLUMNS].reset_index(drop=True)
 
 
-def raw_path(survey: SurveyConfig, key: str, raw_dir: Path) -> Path:
-    """`survey.raw[key]`, relative to raw_dir unless absolute."""
-    if key not in survey.raw:
-        raise ConfigError(f"survey {survey.name}: raw.{key} is not set; see conf/survey/")
-    value = Path(survey.raw[key]).expanduser()
-    return value if value.is_absolute() else Path(raw_dir) / value
-
-
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read `survey.raw.fhfa_hpi` and write the state and U.S. annual parquet files."""
     started = time.perf_counter()
     path = require_file(raw_path(survey, "fhfa_hpi", raw_dir), "FHFA hpi_master.csv", SOURCE_URL)
     state, us = hpi_tables(path)
-    out = Path(out_dir)
-    s = write_parquet_atomic(out / f"{STATE_OUTPUT}.parquet", state)
-    u = write_parquet_atomic(out / f"{US_OUTPUT}.parquet", us)
-    return BuildReport(
-        survey=survey.name,
-        outputs={STATE_OUTPUT: str(s), US_OUTPUT: str(u)},
-        rows={STATE_OUTPUT: len(state), US_OUTPUT: len(us)},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-    )
+    return write_outputs(survey, out_dir, {STATE_OUTPUT: state, US_OUTPUT: us}, [path], started)

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.surveys.base import BuildReport, has_synthetic_sidecar, input_sha256, require_file
 from hhx.surveys.cps_labels import (
     DWS_NUMERIC,
     LABEL_SPECS,
@@ -681,10 +681,6 @@ def build(
         rows={OUTPUT_NAME: rows},
         inputs=inputs,
         seconds=time.perf_counter() - start,
-        synthetic=synthetic_marker(data_path).is_file(),
+        synthetic=has_synthetic_sidecar(data_path),
     )
 
-
-def synthetic_marker(data_path: Path) -> Path:
-    """Sidecar that `hhx.surveys.synthetic.cps` writes next to a generated extract."""
-    return data_path.with_name(data_path.name + ".synthetic.json")

@@ -27,9 +27,8 @@ import numpy as np
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.errors import ConfigError, DataError
-from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.errors import DataError
+from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
 
 SOURCE_URL = "https://data.sca.isr.umich.edu"
 OUTPUT_NAME = "mich"
@@ -278,20 +277,7 @@ def clean_mich(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read `survey.raw.mich` and write `mich.parquet` (+ the rule audit) atomically."""
     started = time.perf_counter()
-    if "mich" not in survey.raw:
-        raise ConfigError(
-            f"survey {survey.name}: raw.mich is not set; point it at micro/mich/mich.csv"
-        )
-    path = Path(survey.raw["mich"]).expanduser()
-    path = path if path.is_absolute() else Path(raw_dir) / path
+    path = raw_path(survey, "mich", raw_dir, hint="micro/mich/mich.csv")
     frame, audit = clean_mich(path)
-    target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", frame)
-    audit_path = write_parquet_atomic(Path(out_dir) / f"{AUDIT_NAME}.parquet", audit)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target), AUDIT_NAME: str(audit_path)},
-        rows={OUTPUT_NAME: len(frame), AUDIT_NAME: len(audit)},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-        synthetic=path.with_name(path.name + ".synthetic.json").is_file(),
-    )
+    return write_outputs(survey, out_dir, {OUTPUT_NAME: frame, AUDIT_NAME: audit}, [path],
+                         started)

@@ -3,3 +3,19 @@
 Every generator writes a `<file>.synthetic.json` sidecar next to its output so that builds and
 reports can tag results as synthetic: they are never findings about households.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hhx.io import write_json_atomic
+from hhx.surveys.base import sidecar_path
+
+
+def write_sidecar(path: Path, generator: str, note: str, **settings: Any) -> Path:
+    """Mark a generated file as synthetic (its builder then labels everything built from it)."""
+    return write_json_atomic(
+        sidecar_path(Path(path)),
+        {"synthetic": True, "generator": generator, **settings, "note": note},
+    )

@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from hhx.errors import ConfigError
-from hhx.io import atomic_path, write_json_atomic
-from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS, synthetic_marker
+from hhx.io import atomic_path
+from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS
+from hhx.surveys.synthetic import write_sidecar
 
 GENERATOR_VERSION = 1
 SLOTS = (0, 1, 2, 3, 12, 13, 14, 15)  # months after entry in which MISH 1..8 are interviewed
@@ -923,20 +924,16 @@ def write_synthetic_cps(
                 writer.write_table(table)
             if writer is not None:
                 writer.close()
-    write_json_atomic(
-        synthetic_marker(path),
-        {
-            "synthetic": True,
-            "generator": "hhx.surveys.synthetic.cps",
-            "generator_version": GENERATOR_VERSION,
-            "seed": seed,
-            "n_households": n_households,
-            "start": start,
-            "end": end,
-            "skip_months": list(skip_months),
-            "note": "seeded synthetic data in the IPUMS CPS extract format; "
-            "not data about households",
-        },
+    write_sidecar(
+        path,
+        "hhx.surveys.synthetic.cps",
+        "seeded synthetic data in the IPUMS CPS extract format; not data about households",
+        generator_version=GENERATOR_VERSION,
+        seed=seed,
+        n_households=n_households,
+        start=start,
+        end=end,
+        skip_months=list(skip_months),
     )
     return path
 

@@ -17,7 +17,6 @@ truth (clean values and true links) next to the raw frame so tests can check a b
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import write_text_atomic
+from hhx.surveys.synthetic import write_sidecar
 
 COLUMNS = [
     "CASEID", "YYYYMM", "YYYYQ", "YYYY", "ID", "IDPREV", "DATEPR", "IDPREV2", "DATEPR2",
@@ -187,16 +187,9 @@ def write_synthetic_mich(
     lines += cells.apply(",".join, axis=1).tolist()
     p = Path(path)
     write_text_atomic(p, "\n".join(lines) + "\n")
-    sidecar = {
-        "synthetic": True,
-        "generator": "hhx.surveys.synthetic.mich",
-        "seed": int(seed),
-        "start": start,
-        "end": end,
-        "per_month": int(per_month),
-        "note": "seeded synthetic data in the Michigan SCA archive CSV format; not survey data",
-    }
-    write_text_atomic(p.with_name(p.name + ".synthetic.json"), json.dumps(sidecar, indent=2))
+    write_sidecar(p, "hhx.surveys.synthetic.mich",
+                  "seeded synthetic data in the Michigan SCA archive CSV format; not survey data",
+                  seed=int(seed), start=start, end=end, per_month=int(per_month))
     return p
 
 

@@ -15,7 +15,6 @@ input rules (down payment under 5% or above the price) so that validity flags ar
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import ConfigError
-from hhx.io import atomic_path, write_text_atomic
+from hhx.io import atomic_path
+from hhx.surveys.synthetic import write_sidecar
 
 DEFAULT_RESPONDENTS = 1211
 DEFAULT_UNASSIGNED = 11
@@ -188,14 +188,9 @@ def write_synthetic_fz(
 ) -> Path:
     """Write a synthetic `FZdata_raw.dta` (plus its `.synthetic.json` sidecar)."""
     p = write_fz_dta(synthetic_fz_frame(seed=seed, n=n, unassigned=unassigned), path)
-    sidecar = {
-        "synthetic": True,
-        "generator": "hhx.surveys.synthetic.sce_financing",
-        "seed": int(seed),
-        "respondents": int(n),
-        "note": "seeded synthetic data in the Fuster-Zafar FZdata_raw.dta format; not survey data",
-    }
-    write_text_atomic(p.with_name(p.name + ".synthetic.json"), json.dumps(sidecar, indent=2))
+    write_sidecar(p, "hhx.surveys.synthetic.sce_financing",
+                  "seeded synthetic data in the Fuster-Zafar FZdata_raw.dta format; "
+                  "not survey data", seed=int(seed), respondents=int(n))
     return p
 
 
