@@ -12,6 +12,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
 from hhx.stages.build import survey_waves
 from hhx.stages.data import load_survey
+from hhx.surveys.base import has_synthetic_sidecar, sidecar_path
 
 
 def test_waves_follow_depends_on():
@@ -96,7 +97,9 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     write_synthetic_census(at("census", "census"), seed=1, n_households=50)
     write_synthetic_ui_policy(at("cps_ui_policy", "ui_policy"), seed=1)
     for name, path in write_synthetic_state_macro(tmp_path / "state", seed=1).items():
-        shutil.move(path, at(name, name))
+        target = at(name, name)
+        shutil.move(path, target)
+        shutil.move(sidecar_path(path), sidecar_path(target))
 
     proc = subprocess.run(
         [sys.executable, "-m", "hhx", "stage=build", "survey=all", "data=raw",
@@ -112,3 +115,8 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     assert built.index("state_macro_panel") > max(built.index(n) for n in
                                                   ("fhfa_hpi", "bls_laus", "bea_sainc"))
     assert (tmp_path / "inter" / "state_macro_panel.parquet").is_file()
+    # every intermediate comes from generated files, so every one carries the synthetic label
+    # (the panel gets it from the intermediates it joins)
+    outputs = sorted((tmp_path / "inter").glob("*.parquet"))
+    assert len(outputs) >= len(built)
+    assert [p.name for p in outputs if not has_synthetic_sidecar(p)] == []

@@ -16,6 +16,7 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
+from hhx.surveys.base import has_synthetic_sidecar
 from hhx.surveys.fred_qd import (
     CATEGORY_CPI_MACRO_COLUMNS,
     CORE_MACRO_COLUMNS,
@@ -265,3 +266,17 @@ def test_build_writes_parquet_and_report(tmp_path):
     missing = SurveyConfig(name="fred_qd", raw={"fred_qd": "nope.csv"}, source_url="https://x")
     with pytest.raises(DataError, match="https://x"):
         build(missing, raw, tmp_path / "out2")
+
+
+def test_synthetic_label_follows_the_inputs(tmp_path, real_fred):
+    """Generated inputs mark the output synthetic (a sidecar next to the parquet); rebuilding the
+    same output from the real vintage removes that label instead of leaving it stale."""
+    raw = tmp_path / "raw"
+    write_synthetic_fred_qd(raw / "q.csv", seed=1, end="2020Q4")
+    out = tmp_path / "out"
+    fake = build(SurveyConfig(name="fred_qd", raw={"fred_qd": "q.csv"}), raw, out)
+    parquet = Path(fake.outputs["householdbench_macro_context"])
+    assert fake.synthetic and has_synthetic_sidecar(parquet)
+    real = build(SurveyConfig(name="fred_qd", raw={"fred_qd": str(REAL_FRED)}), raw, out)
+    assert real.outputs == fake.outputs
+    assert not real.synthetic and not has_synthetic_sidecar(parquet)

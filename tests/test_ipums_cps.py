@@ -116,7 +116,10 @@ def test_build_is_atomic_and_chunk_size_independent(extract: Path, tmp_path: Pat
     pd.testing.assert_frame_equal(
         pd.read_parquet(a.outputs["cps_basic"]), pd.read_parquet(b.outputs["cps_basic"])
     )
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["cps_basic.parquet"]
+    # no temporary files left; the generated extract's label follows the output
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [
+        "cps_basic.parquet", "cps_basic.parquet.synthetic.json"]
+    assert a.synthetic
 
 
 def test_fingerprint_is_the_reference_rule(extract: Path, tmp_path: Path) -> None:

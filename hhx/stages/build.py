@@ -109,6 +109,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         metrics: dict[str, Any] = {f"rows.{n}.{k}": v for n, r in reports.items()
                                    for k, v in r.rows.items()}
         tags.update({"hhx.survey": "all"})
+        if any(r.synthetic for r in reports.values()):  # generated raw files, even as data=raw
+            tags["hhx.synthetic"] = "true"
         params = {**flatten_config(cfg), **{f"input.{k}": v for r in reports.values()
                                             for k, v in r.inputs.items()}}
     elif name:
@@ -120,6 +122,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                               Path(cfg.data.intermediate_dir))
         metrics = {f"rows.{k}": v for k, v in report.rows.items()}
         tags.update({"hhx.survey": name})
+        if report.synthetic:
+            tags["hhx.synthetic"] = "true"
         params = {**flatten_config(cfg), **{f"input.{k}": v for k, v in report.inputs.items()}}
         print(f"built survey {name}: " + ", ".join(f"{k}={v:,}" for k, v in report.rows.items()))
     else:

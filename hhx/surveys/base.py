@@ -13,7 +13,7 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import write_parquet_atomic
+from hhx.io import write_json_atomic, write_parquet_atomic
 
 
 @dataclass
@@ -93,6 +93,39 @@ def has_synthetic_sidecar(path: Path) -> bool:
     return sidecar_path(path).is_file()
 
 
+def mark_synthetic(output: Path, synthetic: bool, inputs: list[str]) -> None:
+    """Give an output built from generated inputs the same sidecar, so a builder reading it
+    (e.g. the state macro panel) passes the label on; drop a stale one otherwise."""
+    if synthetic:
+        write_json_atomic(sidecar_path(output), {"synthetic": True, "built_from": inputs,
+                                                 "note": "built from generated raw files"})
+    else:
+        sidecar_path(output).unlink(missing_ok=True)
+
+
+def finish_report(
+    survey: SurveyConfig,
+    outputs: dict[str, Path | str],
+    rows: dict[str, int],
+    inputs: dict[str, str] | list[Path],
+    started: float,
+) -> BuildReport:
+    """The report of a finished build: fingerprints (computed when `inputs` is a list of paths),
+    time, and the synthetic label, which any generated input passes on to every output."""
+    fingerprints = inputs if isinstance(inputs, dict) else {str(p): input_sha256(p) for p in inputs}
+    synthetic = any(has_synthetic_sidecar(Path(p)) for p in fingerprints)
+    for out in outputs.values():
+        mark_synthetic(Path(out), synthetic, sorted(fingerprints))
+    return BuildReport(
+        survey=survey.name,
+        outputs={name: str(path) for name, path in outputs.items()},
+        rows=rows,
+        inputs=fingerprints,
+        seconds=time.perf_counter() - started,
+        synthetic=synthetic,
+    )
+
+
 def write_outputs(
     survey: SurveyConfig,
     out_dir: str | Path,
@@ -101,13 +134,7 @@ def write_outputs(
     started: float,
 ) -> BuildReport:
     """Write each frame as `<out_dir>/<name>.parquet` atomically and report the build."""
-    outputs = {name: str(write_parquet_atomic(Path(out_dir) / f"{name}.parquet", frame))
+    outputs = {name: write_parquet_atomic(Path(out_dir) / f"{name}.parquet", frame)
                for name, frame in frames.items()}
-    return BuildReport(
-        survey=survey.name,
-        outputs=outputs,
-        rows={name: len(frame) for name, frame in frames.items()},
-        inputs={str(p): input_sha256(p) for p in inputs},
-        seconds=time.perf_counter() - started,
-        synthetic=any(has_synthetic_sidecar(p) for p in inputs),
-    )
+    rows = {name: len(frame) for name, frame in frames.items()}
+    return finish_report(survey, outputs, rows, inputs, started)

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path
-from hhx.surveys.base import BuildReport, input_sha256
+from hhx.surveys.base import BuildReport, finish_report
 
 SOURCE_URL = "https://usa.ipums.org"
 OUTPUT_NAME = "census_decennial"
@@ -346,10 +346,6 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
                 f"{path}: person (YEAR, SAMPLE, SERIAL, PERNUM) = {tuple(int(v) for v in first)} "
                 "repeats; download the extract again"
             )
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: rows},
-        inputs={str(path): input_sha256(path)},
-        seconds=time.perf_counter() - started,
-    )
+    inputs = [path] + [resolve(survey.raw[k]) for k in ("availability", "missing_codes")
+                       if survey.raw.get(k)]
+    return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: rows}, inputs, started)

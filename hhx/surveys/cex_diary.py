@@ -66,7 +66,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256
+from hhx.surveys.base import BuildReport, finish_report, input_sha256
 
 log = logging.getLogger(__name__)
 
@@ -720,14 +720,6 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     paths = [_raw_path(Path(raw_dir), rel) for rel in survey.raw.values()]
     daily, inputs, counts = read_cex_diary(paths, source)
     target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", daily)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={
-            OUTPUT_NAME: len(daily),
-            "cex_diary_weeks": int(daily["source_week_id"].nunique()),
-            **counts,
-        },
-        inputs=inputs,
-        seconds=time.perf_counter() - started,
-    )
+    rows = {OUTPUT_NAME: len(daily), "cex_diary_weeks": int(daily["source_week_id"].nunique()),
+            **counts}
+    return finish_report(survey, {OUTPUT_NAME: target}, rows, inputs, started)

@@ -27,7 +27,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256
+from hhx.surveys.base import BuildReport, finish_report, input_sha256
 
 SOURCE_URL = "https://download.bls.gov/pub/time.series/cu/"
 FRED_URL = "https://fred.stlouisfed.org/series/"
@@ -201,10 +201,4 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     folder = folder if folder.is_absolute() else Path(raw_dir) / folder
     frame, inputs = read_cpi_groups(folder)
     target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", frame)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: len(frame)},
-        inputs=inputs,
-        seconds=time.perf_counter() - started,
-    )
+    return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: len(frame)}, inputs, started)

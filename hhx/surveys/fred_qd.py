@@ -17,7 +17,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.surveys.base import BuildReport, finish_report, input_sha256, require_file
 
 SOURCE_URL = "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
 OUTPUT_NAME = "householdbench_macro_context"
@@ -423,10 +423,4 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         inputs.update(cpi_inputs)
     macro = build_macro_context(read_fred_qd(fred_path), cpi)
     target = write_parquet_atomic(out_dir / f"{OUTPUT_NAME}.parquet", macro)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: len(macro)},
-        inputs=inputs,
-        seconds=time.perf_counter() - started,
-    )
+    return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: len(macro)}, inputs, started)

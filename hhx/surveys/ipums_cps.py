@@ -34,7 +34,12 @@ import pyarrow.parquet as pq
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path
-from hhx.surveys.base import BuildReport, has_synthetic_sidecar, input_sha256, require_file
+from hhx.surveys.base import (
+    BuildReport,
+    finish_report,
+    input_sha256,
+    require_file,
+)
 from hhx.surveys.cps_labels import (
     DWS_NUMERIC,
     LABEL_SPECS,
@@ -675,12 +680,5 @@ def build(
         inputs = {str(data_path): hasher[0]}
     if crosswalk is not None:
         inputs[str(crosswalk)] = input_sha256(crosswalk)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(out_path)},
-        rows={OUTPUT_NAME: rows},
-        inputs=inputs,
-        seconds=time.perf_counter() - start,
-        synthetic=has_synthetic_sidecar(data_path),
-    )
+    return finish_report(survey, {OUTPUT_NAME: out_path}, {OUTPUT_NAME: rows}, inputs, start)
 

@@ -19,7 +19,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, input_sha256, require_file
+from hhx.surveys.base import BuildReport, finish_report, require_file
 from hhx.surveys.fred_qd import read_fred_qd
 
 OUTPUT_NAME = "state_macro_panel"
@@ -116,10 +116,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     parts = {name: read_intermediate(Path(out_dir), name) for name in INTERMEDIATES}
     panel = assemble_panel(parts, us_unemployment(read_fred_qd(fred_path)))
     target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", panel)
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: len(panel)},
-        inputs={str(fred_path): input_sha256(fred_path)},
-        seconds=time.perf_counter() - started,
-    )
+    # The intermediates count as inputs: their fingerprints pin what the panel was built from,
+    # and a synthetic one (sidecar) makes the panel synthetic.
+    inputs = [fred_path] + [Path(out_dir) / f"{name}.parquet" for name in INTERMEDIATES]
+    return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: len(panel)}, inputs, started)

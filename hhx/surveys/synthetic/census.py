@@ -24,6 +24,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.census import KEEP_COLUMNS
+from hhx.surveys.synthetic import write_sidecar
 
 STATES: dict[int, str] = {
     1: "Alabama", 2: "Alaska", 4: "Arizona", 5: "Arkansas", 6: "California", 8: "Colorado",
@@ -293,4 +294,7 @@ def write_census_gz(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def write_synthetic_census(path: str | Path, *, seed: int, n_households: int = 300) -> Path:
     """Write `census.gz` (both samples, `n_households` households each) to `path`."""
-    return write_census_gz(synthetic_census_frame(seed=seed, n_households=n_households), path)
+    out = write_census_gz(synthetic_census_frame(seed=seed, n_households=n_households), path)
+    write_sidecar(out, "hhx.surveys.synthetic.census", "synthetic IPUMS USA extract",
+                  seed=int(seed), n_households=n_households)
+    return out

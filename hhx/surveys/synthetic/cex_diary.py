@@ -29,6 +29,7 @@ import numpy as np
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
+from hhx.surveys.synthetic import write_sidecar
 
 FIRST_BLS_YEAR = 1990  # BLS publishes Diary CSV packages from 1990 (earlier years: ICPSR)
 
@@ -452,5 +453,7 @@ def write_synthetic_cex_diary(
                 info = zipfile.ZipInfo(name, date_time=(year, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zf.writestr(info, data)
+        write_sidecar(target, "hhx.surveys.synthetic.cex_diary", "synthetic CE Diary package",
+                      seed=int(seed), year=year, n_cu_per_quarter=n_cu_per_quarter)
         paths.append(target)
     return paths

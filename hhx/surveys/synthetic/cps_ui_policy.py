@@ -21,6 +21,7 @@ import pandas as pd
 
 from hhx.io import atomic_path
 from hhx.surveys.cps_ui_policy import EXPECTED_MONTHS, STATE_FIPS, VARIABLE_LABELS
+from hhx.surveys.synthetic import write_sidecar
 
 LAST_MONTH = pd.Period("2014-08", "M")
 # Months in which extended benefits lapsed (ext_wks 0, ui_weeks unchanged).
@@ -73,4 +74,7 @@ def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def write_synthetic_ui_policy(path: str | Path, *, seed: int) -> Path:
     """Write `eui_state_08-14.dta` to `path`."""
-    return write_ui_policy_dta(synthetic_ui_policy_frame(seed=seed), path)
+    out = write_ui_policy_dta(synthetic_ui_policy_frame(seed=seed), path)
+    write_sidecar(out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file",
+                  seed=int(seed))
+    return out
