@@ -141,8 +141,9 @@ class SurveyConfig:
     builder: str | None = None
     # Surveys whose intermediates this one needs first (e.g. macro context before survey builders).
     depends_on: list[str] = field(default_factory=list)
-    # Raw input files by role, e.g. {"cps_basic": "/path/cps_basic.csv.gz"}; relative to data.raw_dir.
-    raw: dict[str, str] = field(default_factory=dict)
+    # Raw input files by role, e.g. {"cps_basic": "/path/cps_basic.csv.gz"}; relative to data.raw_dir;
+    # null = an optional input left out.
+    raw: dict[str, str | None] = field(default_factory=dict)
     # Where the public data comes from (used in missing-file errors).
     source_url: str = ""
     chunk_rows: int = 250_000

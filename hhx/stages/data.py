@@ -185,7 +185,7 @@ def ensure_intermediates(
 ) -> dict[str, Any]:
     """Build the task's survey intermediates unless up to date; return their state."""
     survey = survey_config(cfg, task.survey)
-    raw_paths = [raw_dir / rel for rel in survey.raw.values()]
+    raw_paths = [raw_dir / rel for rel in survey.raw.values() if rel]
     state = {"survey": survey.name, "raw": file_state(raw_paths)}
     stamp = intermediate_dir / f"{survey.name}.built.json"
     marker = intermediate_dir / f"{survey.name}.synthetic"

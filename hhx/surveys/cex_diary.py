@@ -717,7 +717,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
             "diaryYY.zip packages"
         )
     source = survey.source_url or SOURCE_URL
-    paths = [_raw_path(Path(raw_dir), rel) for rel in survey.raw.values()]
+    paths = [_raw_path(Path(raw_dir), rel) for rel in survey.raw.values() if rel]
     daily, inputs, counts = read_cex_diary(paths, source)
     target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", daily)
     rows = {OUTPUT_NAME: len(daily), "cex_diary_weeks": int(daily["source_week_id"].nunique()),

@@ -1,12 +1,13 @@
-"""Public release dates of CPS Basic Monthly files (spec 00_common.md section 2).
+"""Public release dates of survey files (spec 00_common.md section 2): the CPS proxy rule, and
+the six release-date crosswalks of the reference, validated (survey `release_dates`).
 
 A task row carries the release date of its outcome month: the row could not be known before
 that file was public. Two sources:
 
 * a crosswalk CSV in the reference layout (`data/raw/release_dates/release_cps.csv`). Accepted
   columns: `year`, `month`, `release_date` (ISO date) are required; `partition` is optional (only
-  rows with partition `basic` are used when it is present); any other column (`source`,
-  `source_url`, `comments`) is ignored. One row per (year, month).
+  rows with partition `basic` are used when it is present); `source`, `source_url` are kept and
+  other columns ignored. One row per (year, month); checked like every crosswalk (below).
 * without a crosswalk, the reference's proxy rule
   `cps_basic_collection_completion_plus_30_lower_bound`
   for every month: collection ends on the Saturday of the interview week, i.e. the Sunday-to-
@@ -19,11 +20,14 @@ that file was public. Two sources:
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 import pandas as pd
 
-from hhx.errors import DataError
+from hhx.config import SurveyConfig
+from hhx.errors import ConfigError, DataError
+from hhx.surveys.base import BuildReport, raw_path, write_outputs
 
 PROXY_RULE_ID = "cps_basic_collection_completion_plus_30_lower_bound"
 CROSSWALK_RULE = "crosswalk"
@@ -38,31 +42,10 @@ def proxy_release_date(year: int, month: int) -> str:
 
 
 def read_crosswalk(path: Path) -> dict[tuple[int, int], str]:
-    """(year, month) -> ISO release date from a crosswalk CSV (layout in the module doc)."""
-    if not path.is_file():
-        raise DataError(f"{path}: CPS release-date crosswalk not found")
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in ("year", "month", "release_date") if c not in table.columns]
-    if missing:
-        raise DataError(
-            f"{path}: crosswalk lacks column(s) {missing}; need year, month, release_date"
-        )
-    if "partition" in table.columns:
-        table = table[table["partition"].str.strip() == "basic"]
-    out: dict[tuple[int, int], str] = {}
-    for i, row in enumerate(table.itertuples(index=False), start=2):
-        try:
-            key = (int(row.year), int(row.month))
-            date = dt.date.fromisoformat(str(row.release_date).strip()[:10]).isoformat()
-        except ValueError:
-            raise DataError(
-                f"{path}:{i}: bad year/month/release_date {row.year!r}/{row.month!r}/"
-                f"{row.release_date!r}"
-            ) from None
-        if key in out:
-            raise DataError(f"{path}: duplicate crosswalk row for {key[0]}-{key[1]:02d}")
-        out[key] = date
-    return out
+    """(year, month) -> ISO release date from a CPS crosswalk (validated as the others are)."""
+    table = read_release_crosswalk("cps", path)
+    return {(int(y), int(m)): d for y, m, d in
+            zip(table["year"], table["month"], table["release_date"], strict=True)}
 
 
 def cps_release_dates(
@@ -90,3 +73,170 @@ def cps_release_dates(
     lookup = pd.Series(dates)  # MultiIndex (year, month)
     idx = pd.MultiIndex.from_frame(keys)
     return pd.Series(lookup.reindex(idx).to_numpy(), index=year.index, dtype="str")
+
+
+# --------------------------------------------------------------------------------------------
+# The six crosswalks of the reference (`data/raw/release_dates/release_<source>.csv`, spec 2)
+
+# Keys of each crosswalk (integers unless noted); `release_date` (ISO) is required in all, a
+# `source`/`release_date_source` and `source_url`/`release_rule_id` column are kept if present.
+CROSSWALK_KEYS: dict[str, list[str]] = {
+    "census": ["year", "sample"],
+    "cex": ["cex_data_year"],
+    "cps": ["year", "month"],
+    "mich": ["yyyymm"],
+    "psid": ["year"],
+    "sce": ["module", "survey_year", "survey_month"],  # module is text
+}
+CEX_SOURCES = {"Official release date", "Inferred from official rule",
+               "Latest survey date in release"}
+CENSUS_SAMPLES = {199002: 1990, 200007: 2000}
+SCE_LAG_MONTHS = {"core": 9, "household_spending": 18, "labor_market": 18, "public_policy": 9,
+                  "housing": 18, "job_search": 9}
+# PSID waves: annual 1968-1997, biennial 1999-2021 (spec 1.10).
+PSID_WAVES = [*range(1968, 1998), *range(1999, 2022, 2)]
+_KEPT = {"source": "release_date_source", "release_date_source": "release_date_source",
+         "source_url": "source_url", "release_rule_id": "release_rule_id",
+         "rule_id": "release_rule_id"}
+
+
+def sce_inferred_release_date(module: str, year: int, month: int) -> str:
+    """The reference's SCE rule: first day of the collection month plus the module's lag."""
+    if module not in SCE_LAG_MONTHS:
+        raise DataError(f"SCE module {module!r} has no release lag; known: {sorted(SCE_LAG_MONTHS)}")
+    index = year * 12 + month - 1 + SCE_LAG_MONTHS[module]
+    return dt.date(index // 12, index % 12 + 1, 1).isoformat()
+
+
+def _period_end(source: str, row: dict) -> dt.date:
+    """Last day of the period a crosswalk row covers: no file is public before it ends."""
+    if source in ("cps", "mich", "sce"):
+        if source == "mich":
+            year, month = divmod(int(row["yyyymm"]), 100)
+        elif source == "sce":
+            year, month = int(row["survey_year"]), int(row["survey_month"])
+        else:
+            year, month = int(row["year"]), int(row["month"])
+        if not 1 <= month <= 12:
+            raise ValueError(f"month {month}")
+        nxt = dt.date(year + month // 12, month % 12 + 1, 1)
+        return nxt - dt.timedelta(days=1)
+    year = int(row["cex_data_year"] if source == "cex" else row["year"])
+    return dt.date(year, 12, 31) if source != "psid" else dt.date(year, 1, 1)
+
+
+def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
+    """One crosswalk, validated: key columns, ISO dates not before the period they cover,
+    unique keys, and the source's own rules (CEX source labels, Census samples, PSID schedule,
+    SCE modules). Returns key columns + release_date (+ kept provenance columns)."""
+    if source not in CROSSWALK_KEYS:
+        raise DataError(f"unknown release-date source {source!r}; known: {sorted(CROSSWALK_KEYS)}")
+    if not path.is_file():
+        raise DataError(f"{path}: {source} release-date crosswalk not found (reference layout "
+                        f"data/raw/release_dates/release_{source}.csv)")
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table.columns = [c.strip().lower() for c in table.columns]
+    keys = CROSSWALK_KEYS[source]
+    missing = [c for c in [*keys, "release_date"] if c not in table.columns]
+    if missing:
+        raise DataError(f"{path}: column {missing[0]} is missing; release_{source}.csv needs "
+                        f"{', '.join([*keys, 'release_date'])}")
+    if source == "cps" and "partition" in table.columns:
+        table = table[table["partition"].str.strip() == "basic"]
+    kept = {c: _KEPT[c] for c in table.columns if c in _KEPT}
+    out = table[[*keys, "release_date", *kept]].rename(columns=kept)
+    out = out.loc[:, ~out.columns.duplicated()].copy()
+    for i, row in enumerate(out.to_dict("records"), start=2):
+        try:
+            for k in keys:
+                if k != "module":
+                    int(row[k])
+            date = dt.date.fromisoformat(row["release_date"].strip()[:10])
+            end = _period_end(source, row)
+        except ValueError:
+            shown = ", ".join(f"{k}={row[k]!r}" for k in [*keys, "release_date"])
+            raise DataError(f"{path}:{i}: bad key or date ({shown}); dates are YYYY-MM-DD") from None
+        if date < end:
+            raise DataError(f"{path}:{i}: release_date {date} precedes the end of the period it "
+                            f"covers ({end}); a file cannot be public before its data exist")
+    for k in keys:
+        if k != "module":
+            out[k] = out[k].astype("int64")
+    out["release_date"] = out["release_date"].str.strip().str[:10].map(
+        lambda s: dt.date.fromisoformat(s).isoformat())
+    dup = out.duplicated(keys)
+    if dup.any():
+        first = out.loc[dup, keys].iloc[0].tolist()
+        raise DataError(f"{path}: key {dict(zip(keys, first, strict=True))} appears twice")
+    _check_source_rules(source, out, path)
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _check_source_rules(source: str, table: pd.DataFrame, path: Path) -> None:
+    if source == "cex" and "release_date_source" in table.columns:
+        bad = sorted(set(table["release_date_source"]) - CEX_SOURCES)
+        if bad:
+            raise DataError(f"{path}: source {bad[0]!r} is not one of {sorted(CEX_SOURCES)}")
+    if source == "census":
+        for sample, year in zip(table["sample"], table["year"], strict=True):
+            if CENSUS_SAMPLES.get(int(sample)) != int(year):
+                raise DataError(f"{path}: sample {sample} with year {year}; the samples are "
+                                f"{', '.join(f'{s} ({y})' for s, y in CENSUS_SAMPLES.items())}")
+    if source == "psid":
+        have = set(table["year"].tolist())
+        if have != set(PSID_WAVES):
+            extra, lack = sorted(have - set(PSID_WAVES)), sorted(set(PSID_WAVES) - have)
+            raise DataError(f"{path}: must cover exactly the PSID waves 1968-1997 and 1999-2021 "
+                            f"(every other year); missing {lack[:5]}, not waves {extra[:5]}")
+    if source == "sce":
+        bad = sorted(set(table["module"]) - set(SCE_LAG_MONTHS))
+        if bad:
+            raise DataError(f"{path}: module {bad[0]!r} unknown; modules are "
+                            f"{', '.join(SCE_LAG_MONTHS)}")
+
+
+def lookup_release_dates(frame: pd.DataFrame, crosswalk: pd.DataFrame, source: str,
+                         on: dict[str, str] | None = None) -> pd.Series:
+    """Each row's release date from a validated crosswalk. `on` maps crosswalk key -> frame
+    column (default: the same names). A row whose key the crosswalk lacks is an error naming the
+    first such key and how many rows it affects: no row is left undated or silently dropped."""
+    keys = CROSSWALK_KEYS[source]
+    on = on or {k: k for k in keys}
+    left = pd.DataFrame({k: frame[on[k]].to_numpy() for k in keys}, index=frame.index)
+    merged = left.merge(crosswalk[[*keys, "release_date"]], on=keys, how="left")
+    hole = merged["release_date"].isna().to_numpy()
+    if hole.any():
+        first = left[hole].iloc[0].to_dict()
+        raise DataError(f"release_{source}.csv has no release date for {first} ({int(hole.sum())} "
+                        "rows); add the row to the crosswalk")
+    return pd.Series(merged["release_date"].to_numpy(), index=frame.index, name="release_date")
+
+
+def coverage_audit(dataset: str, rule_id: str, dates: pd.Series) -> pd.DataFrame:
+    """The reference's coverage audit rows (dataset, release_rule_id, microdata_release_date,
+    rows, unmatched_rows) for one dataset's dated rows."""
+    counts = dates.fillna("").value_counts(sort=False).sort_index()
+    return pd.DataFrame({
+        "dataset": dataset, "release_rule_id": rule_id,
+        "microdata_release_date": [d or None for d in counts.index],
+        "rows": counts.to_numpy(), "unmatched_rows": [n if not d else 0
+                                                      for d, n in counts.items()],
+    })
+
+
+def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
+    """Validate each configured crosswalk (`survey.raw.<source>`) and write it as
+    `release_dates_<source>.parquet`. A source set to null is skipped; CPS without a crosswalk
+    uses the proxy rule at build time, SCE the lag rule."""
+    started = time.perf_counter()
+    frames, inputs = {}, []
+    for source in CROSSWALK_KEYS:
+        if not survey.raw.get(source):
+            continue
+        path = raw_path(survey, source, raw_dir)
+        frames[f"release_dates_{source}"] = read_release_crosswalk(source, path)
+        inputs.append(path)
+    if not frames:
+        raise ConfigError(f"survey {survey.name}: no crosswalk configured; set raw.<source> for "
+                          f"some of {', '.join(CROSSWALK_KEYS)}")
+    return write_outputs(survey, out_dir, frames, inputs, started)

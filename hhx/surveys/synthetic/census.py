@@ -273,8 +273,9 @@ def synthetic_census_frame(*, seed: int, n_households: int = 300) -> pd.DataFram
     return frame
 
 
-def write_census_gz(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write a frame as IPUMS does: Stata 118 with value/variable labels, then gzip."""
+def write_census_gz(frame: pd.DataFrame, path: str | Path, compresslevel: int = 6) -> Path:
+    """Write a frame as IPUMS does: Stata 118 with value/variable labels, then gzip (level 1
+    writes large benchmark extracts ~10x faster than Python's default 9; same content)."""
     labels = {k: v for k, v in VALUE_LABELS.items() if k in frame.columns}
     variable_labels = {k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns}
     target = Path(path)
@@ -287,14 +288,21 @@ def write_census_gz(frame: pd.DataFrame, path: str | Path) -> Path:
             variable_labels=variable_labels,
             version=118,
         )
-        with atomic_path(target) as out, dta.open("rb") as src, gzip.open(out, "wb") as dst:
+        with (
+            atomic_path(target) as out,
+            dta.open("rb") as src,
+            gzip.open(out, "wb", compresslevel) as dst,
+        ):
             shutil.copyfileobj(src, dst)
     return target
 
 
-def write_synthetic_census(path: str | Path, *, seed: int, n_households: int = 300) -> Path:
+def write_synthetic_census(
+    path: str | Path, *, seed: int, n_households: int = 300, compresslevel: int = 6
+) -> Path:
     """Write `census.gz` (both samples, `n_households` households each) to `path`."""
-    out = write_census_gz(synthetic_census_frame(seed=seed, n_households=n_households), path)
+    frame = synthetic_census_frame(seed=seed, n_households=n_households)
+    out = write_census_gz(frame, path, compresslevel)
     write_sidecar(out, "hhx.surveys.synthetic.census", "synthetic IPUMS USA extract",
                   seed=int(seed), n_households=n_households)
     return out
