@@ -292,3 +292,28 @@ def test_build_from_a_ddi_extract(tmp_path: Path) -> None:
     out = pd.read_parquet(report.outputs["cps_basic"])
     assert len(out) == 2740 and set(out["state"].astype(str)) == {"Minnesota"}
     assert set(report.inputs) == {str(dat), str(ddi)} and not report.synthetic
+
+
+def test_reading_selected_rows_equals_reading_all(extract: Path, tmp_path: Path) -> None:
+    """Task builders read the kept records of the intermediate row group by row group
+    (hhx.tasks.context.read_parquet_rows); the result equals reading everything and
+    selecting, categorical columns of different chunks included."""
+    from hhx.tasks.context import read_parquet_rows
+
+    cfg = survey()
+    cfg.chunk_rows = 997  # many row groups, each with its own release_date categories
+    path = Path(build(cfg, extract.parent, tmp_path).outputs["cps_basic"])
+    columns = ["YEAR", "MONTH", "CPSIDP", "release_date", "empstat", "AGE"]
+    full = pd.read_parquet(path, columns=columns)
+    rng = np.random.default_rng(0)
+    for rows in (np.sort(rng.choice(len(full), 777, replace=False)), np.arange(len(full)),
+                 np.array([0, len(full) - 1]), np.array([], dtype=np.int64)):
+        got = read_parquet_rows(path, columns, rows)
+        expected = full.iloc[rows]
+        pd.testing.assert_frame_equal(
+            got.astype({"release_date": str}), expected.astype({"release_date": str}))
+        assert isinstance(got["release_date"].dtype, pd.CategoricalDtype)
+    with pytest.raises(ValueError, match="ascending"):
+        read_parquet_rows(path, columns, np.array([5, 3]))
+    with pytest.raises(ValueError, match="beyond"):
+        read_parquet_rows(path, columns, np.array([len(full)]))

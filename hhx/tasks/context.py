@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
@@ -20,12 +23,42 @@ class BuildContext:
     synthetic: bool = False
     n_jobs: int = 1
 
-    def intermediate(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-        """Read one survey intermediate (`<name>.parquet`); missing -> says which build makes it."""
+    def intermediate(
+        self, name: str, columns: list[str] | None = None, rows: np.ndarray | None = None
+    ) -> pd.DataFrame:
+        """Read one survey intermediate (`<name>.parquet`); missing -> says which build makes it.
+        `rows` (ascending positions) reads only those records, one row group at a time."""
         path = self.intermediate_dir / f"{name}.parquet"
         if not path.is_file():
             raise DataError(
                 f"{path}: intermediate not found; build it first with "
                 f"`python -m hhx stage=build survey={self.task.survey}`"
             )
-        return pd.read_parquet(path, columns=columns)
+        if rows is None:
+            return pd.read_parquet(path, columns=columns)
+        return read_parquet_rows(path, columns, rows)
+
+
+def read_parquet_rows(path: Path, columns: list[str] | None, rows: np.ndarray) -> pd.DataFrame:
+    """`pd.read_parquet(path, columns).iloc[rows]` without holding all records: the real CPS
+    intermediate has 79 million of them and a task keeps a few hundred thousand. The index is
+    the positions, as `iloc` leaves it."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) and (np.any(np.diff(rows) <= 0) or rows[0] < 0):
+        raise ValueError("read_parquet_rows: positions must be ascending and unique")
+    pf = pq.ParquetFile(path)
+    parts, start = [], 0
+    for group in range(pf.num_row_groups):
+        n = pf.metadata.row_group(group).num_rows
+        lo, hi = np.searchsorted(rows, [start, start + n])
+        if hi > lo:
+            table = pf.read_row_group(group, columns=columns)
+            parts.append(table.take(pa.array(rows[lo:hi] - start)))
+        start += n
+    if len(rows) and rows[-1] >= start:
+        raise ValueError(f"read_parquet_rows: position {rows[-1]} beyond {start} rows of {path}")
+    if not parts:  # no rows: still the file's columns and types (categories included)
+        parts = [pf.read_row_group(0, columns=columns).slice(0, 0) if pf.num_row_groups
+                 else pf.schema_arrow.empty_table().select(columns or pf.schema_arrow.names)]
+    frame = pa.concat_tables(parts).unify_dictionaries().to_pandas()
+    return frame.set_axis(pd.RangeIndex(0, 0) if not len(rows) else pd.Index(rows))

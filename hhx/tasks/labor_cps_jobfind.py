@@ -144,8 +144,8 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     positions = np.flatnonzero(keep)
     base = linked.iloc[positions]
     del linked
-    # same file, same order: rows line up by position
-    extra = ctx.intermediate(INTERMEDIATE, columns=PREDICTOR_COLUMNS).iloc[positions]
+    # same file, same order: rows line up by position; only the kept records are read
+    extra = ctx.intermediate(INTERMEDIATE, columns=PREDICTOR_COLUMNS, rows=positions)
     base = pd.concat([base, extra.set_axis(base.index)], axis=1)
     del extra
 
