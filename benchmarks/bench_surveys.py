@@ -110,22 +110,27 @@ def write_cps(path: Path, rows: int) -> Path:
 
 def write_census(path: Path, rows: int) -> Path:
     """The synthetic extract padded with small-integer variables up to the real 262, so that
-    parsing costs what the real file's width costs (the builder keeps its 64 columns)."""
+    parsing costs what the real file's width costs (the builder keeps its 64 columns). Written
+    piece by piece, as the generator does, so any size fits in memory."""
     import numpy as np
     import pandas as pd
 
     from hhx.surveys.synthetic import write_sidecar
-    from hhx.surveys.synthetic.census import synthetic_census_frame, write_census_gz
+    from hhx.surveys.synthetic.census import census_chunks, write_census_gz
+
+    rng = np.random.default_rng(2)
+
+    def padded(frame: pd.DataFrame) -> pd.DataFrame:
+        pad = {  # IPUMS detail codes: mostly 1-2 byte integers
+            f"pad{i:03d}": rng.integers(0, 100, len(frame)).astype(
+                np.int16 if i % 3 == 0 else np.int8)
+            for i in range(REAL_CENSUS_VARIABLES - frame.shape[1])
+        }
+        return pd.concat([frame, pd.DataFrame(pad, index=frame.index)], axis=1)
 
     households = max(1, round(rows / CENSUS_PERSONS_PER_HOUSEHOLD / 2))
-    frame = synthetic_census_frame(seed=1, n_households=households)
-    rng = np.random.default_rng(2)
-    pad = {  # IPUMS detail codes: mostly 1-2 byte integers
-        f"pad{i:03d}": rng.integers(0, 100, len(frame)).astype(np.int16 if i % 3 == 0 else np.int8)
-        for i in range(REAL_CENSUS_VARIABLES - frame.shape[1])
-    }
-    frame = pd.concat([frame, pd.DataFrame(pad, index=frame.index)], axis=1)
-    write_census_gz(frame, path, compresslevel=1)
+    pieces = (padded(f) for f in census_chunks(seed=1, n_households=households))
+    write_census_gz(pieces, path, compresslevel=1)
     write_sidecar(path, "benchmarks/bench_surveys.py", "synthetic benchmark extract")
     return path
 

@@ -14,8 +14,11 @@ and CNTYGP98 is blank (Stata missing) in the 2000 sample, as a variable a sample
 from __future__ import annotations
 
 import gzip
+import io
 import shutil
+import struct
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -251,58 +254,115 @@ def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: 
     }
 
 
-def synthetic_census_frame(*, seed: int, n_households: int = 300) -> pd.DataFrame:
-    """The extract as written to the file: lower-case names, raw IPUMS codes, both samples."""
+CHUNK_HOUSEHOLDS = 50_000  # households generated and written at a time (bounds memory)
+
+
+def census_chunks(*, seed: int, n_households: int = 300) -> Iterator[pd.DataFrame]:
+    """The extract as written to the file, in pieces of at most CHUNK_HOUSEHOLDS households:
+    lower-case names, raw IPUMS codes, sample 199002 then 200007 (`n_households` each)."""
     if n_households < 1:
         raise ConfigError(f"write_synthetic_census: n_households must be >= 1, got {n_households}")
     rng = np.random.default_rng(int(seed))
-    parts = [
-        pd.DataFrame(_persons(rng, sample, n_households, serial0=1 + i * 10 * n_households))
-        for i, sample in enumerate((199002, 200007))
-    ]
-    frame = pd.concat(parts, ignore_index=True)
     order = []
     for column in (c.lower() for c in KEEP_COLUMNS):
         order.append(column)
         if column in _EXTRA_AFTER:
             order.append(_EXTRA_AFTER[column])
-    frame = frame[order]
-    for column in frame.columns:
-        if frame[column].dtype.kind in "iub":
-            frame[column] = frame[column].astype(np.int32)
-    return frame
+    for i, sample in enumerate((199002, 200007)):
+        for first in range(0, n_households, CHUNK_HOUSEHOLDS):
+            size = min(CHUNK_HOUSEHOLDS, n_households - first)
+            frame = pd.DataFrame(
+                _persons(rng, sample, size, serial0=1 + i * 10 * n_households + first))[order]
+            for column in frame.columns:
+                if frame[column].dtype.kind in "iub":
+                    frame[column] = frame[column].astype(np.int32)
+            yield frame
 
 
-def write_census_gz(frame: pd.DataFrame, path: str | Path, compresslevel: int = 6) -> Path:
-    """Write a frame as IPUMS does: Stata 118 with value/variable labels, then gzip (level 1
-    writes large benchmark extracts ~10x faster than Python's default 9; same content)."""
-    labels = {k: v for k, v in VALUE_LABELS.items() if k in frame.columns}
-    variable_labels = {k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns}
+def synthetic_census_frame(*, seed: int, n_households: int = 300) -> pd.DataFrame:
+    """The whole extract as one frame (what `write_synthetic_census` writes)."""
+    return pd.concat(census_chunks(seed=seed, n_households=n_households), ignore_index=True)
+
+
+def _dta_parts(frame: pd.DataFrame) -> tuple[bytes, bytes, bytes, bytes]:
+    """One frame as Stata 118 -> (everything up to the records, the records, everything after,
+    the variable types), cut where the file's own map says the data section lies."""
+    buf = io.BytesIO()
+    frame.to_stata(
+        buf,
+        write_index=False,
+        value_labels={k: v for k, v in VALUE_LABELS.items() if k in frame.columns},
+        variable_labels={k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns},
+        version=118,
+    )
+    dta = buf.getvalue()
+    at = dta.index(b"<map>") + len(b"<map>")
+    offsets = struct.unpack("<14Q", dta[at : at + 14 * 8])
+    data_start = offsets[9] + len(b"<data>")
+    data_end = offsets[10] - len(b"</data>")
+    return dta[:data_start], dta[data_start:data_end], dta[data_end:], dta[
+        offsets[2] : offsets[3]]
+
+
+def write_census_gz(
+    frames: pd.DataFrame | Iterable[pd.DataFrame], path: str | Path, compresslevel: int = 6
+) -> Path:
+    """Write frames as IPUMS does: one Stata 118 file with value/variable labels, gzipped.
+
+    Pieces are written one after another into the data section (same columns and Stata types
+    required), then the observation count and the map's later offsets are set: memory stays at
+    one piece however large the extract. gzip level 1 writes large benchmark extracts ~10x
+    faster than Python's default 9, same content."""
+    pieces = iter([frames] if isinstance(frames, pd.DataFrame) else frames)
     target = Path(path)
     with tempfile.TemporaryDirectory(prefix="hhx_census_gen_") as tmp:
         dta = Path(tmp) / "census.dta"
-        frame.to_stata(
-            dta,
-            write_index=False,
-            value_labels=labels,
-            variable_labels=variable_labels,
-            version=118,
-        )
+        with dta.open("w+b") as fh:
+            head, records, tail, types = _dta_parts(next(pieces))
+            fh.write(head + records)
+            size = first_size = len(records)
+            for frame in pieces:
+                _, more, _, more_types = _dta_parts(frame)
+                if more_types != types:
+                    raise ConfigError("write_census_gz: a piece has other Stata column types")
+                fh.write(more)
+                size += len(more)
+            fh.write(tail)
+            n = size // _row_width(types)
+            fh.seek(head.index(b"<N>") + len(b"<N>"))
+            fh.write(struct.pack("<Q", n))
+            at = head.index(b"<map>") + len(b"<map>")
+            fh.seek(at)
+            offsets = list(struct.unpack("<14Q", fh.read(14 * 8)))
+            offsets[10:] = [o + size - first_size for o in offsets[10:]]
+            fh.seek(at)
+            fh.write(struct.pack("<14Q", *offsets))
         with (
             atomic_path(target) as out,
             dta.open("rb") as src,
             gzip.open(out, "wb", compresslevel) as dst,
         ):
-            shutil.copyfileobj(src, dst)
+            shutil.copyfileobj(src, dst, 1 << 20)
     return target
+
+
+# Stata 118 type codes: 1-2045 str of that width, 65526 double, 65527 float, 65528 long,
+# 65529 int, 65530 byte.
+_TYPE_WIDTH = {65526: 8, 65527: 4, 65528: 4, 65529: 2, 65530: 1}
+
+
+def _row_width(types: bytes) -> int:
+    body = types[len(b"<variable_types>") : -len(b"</variable_types>")]
+    codes = struct.unpack(f"<{len(body) // 2}H", body)
+    return sum(_TYPE_WIDTH.get(c, c) for c in codes)
 
 
 def write_synthetic_census(
     path: str | Path, *, seed: int, n_households: int = 300, compresslevel: int = 6
 ) -> Path:
     """Write `census.gz` (both samples, `n_households` households each) to `path`."""
-    frame = synthetic_census_frame(seed=seed, n_households=n_households)
-    out = write_census_gz(frame, path, compresslevel)
+    out = write_census_gz(census_chunks(seed=seed, n_households=n_households), path,
+                          compresslevel)
     write_sidecar(out, "hhx.surveys.synthetic.census", "synthetic IPUMS USA extract",
                   seed=int(seed), n_households=n_households)
     return out
