@@ -68,6 +68,7 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
 
     from hhx.surveys.synthetic.census import write_synthetic_census
     from hhx.surveys.synthetic.cex_diary import write_synthetic_cex_diary
+    from hhx.surveys.synthetic.cex_interview import write_synthetic_cex_interview
     from hhx.surveys.synthetic.cpi import write_synthetic_cpi
     from hhx.surveys.synthetic.cps import write_synthetic_cps
     from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
@@ -91,6 +92,9 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     diary = at("cex_diary", "diary")
     diary.mkdir(parents=True, exist_ok=True)
     write_synthetic_cex_diary(diary, seed=1, years=[1995], n_cu_per_quarter=5)
+    interview = at("cex_interview", "interview")
+    interview.mkdir(parents=True, exist_ok=True)
+    write_synthetic_cex_interview(interview, seed=1, years=[2019], n_cu_per_quarter=5)
     cpi = at("cpi", "cpi")
     cpi.mkdir(parents=True, exist_ok=True)
     write_synthetic_cpi(cpi, seed=1, start="2015-01", end="2020-12")
