@@ -76,6 +76,7 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     from hhx.surveys.synthetic.mich import write_synthetic_mich
     from hhx.surveys.synthetic.psid import write_synthetic_psid
     from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+    from hhx.surveys.synthetic.sce import write_synthetic_sce
     from hhx.surveys.synthetic.sce_financing import write_synthetic_fz
     from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
 
@@ -103,6 +104,8 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     write_synthetic_census(at("census", "census"), seed=1, n_households=50)
     write_synthetic_ui_policy(at("cps_ui_policy", "ui_policy"), seed=1)
     write_synthetic_release_dates(at("release_dates", "cps").parent, seed=1)
+    write_synthetic_sce(raw / "micro" / "sce", seed=1, start="2019-01", end="2020-06",
+                        new_per_month=2)
     write_synthetic_psid(at("psid", "shelf_long"), at("psid", "main_study"), seed=1, n_families=20)
     for name, path in write_synthetic_state_macro(tmp_path / "state", seed=1).items():
         target = at(name, name)
