@@ -135,13 +135,15 @@ def write_census(path: Path, rows: int) -> Path:
     return path
 
 
-def measure(source: str, rows: int, scale: int, work: Path) -> dict:
+def measure(source: str, rows: int, scale: int, work: Path, reuse: bool = False) -> dict:
     big, small = work / f"{source}_big", work / f"{source}_small"
     name = "cps_basic.csv.gz" if source == "cps" else "census.gz"
     # Generated in child processes: on Linux a child starts with its parent's peak RSS, so the
     # parent must stay small for the phases' ru_maxrss to be their own.
-    gen = run_phase(f"{source}_generate", big / name, work / "sizes" / str(rows))
-    run_phase(f"{source}_generate", small / name, work / "sizes" / str(rows // scale))
+    gen = {"seconds": float("nan")}  # --reuse: extracts of an earlier run in --work
+    if not (reuse and (big / name).is_file() and (small / name).is_file()):
+        gen = run_phase(f"{source}_generate", big / name, work / "sizes" / str(rows))
+        run_phase(f"{source}_generate", small / name, work / "sizes" / str(rows // scale))
     return {
         "build": run_phase(f"{source}_build", big / name, big / "out"),
         "parse": run_phase(f"{source}_parse", big / name, big / "out"),
@@ -180,6 +182,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=5, help="the small run has rows/scale records")
     ap.add_argument("--sources", default="cps,census", help="comma-separated: cps,census")
     ap.add_argument("--work", type=Path, default=None, help="folder to keep files in")
+    ap.add_argument("--reuse", action="store_true", help="reuse extracts already in --work")
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--path", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None, help=argparse.SUPPRESS)
@@ -192,7 +195,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_surveys_"))
     print(f"working in {work}")
     for source in args.sources.split(","):
-        report(source, measure(source, args.rows, args.scale, work))
+        report(source, measure(source, args.rows, args.scale, work, args.reuse))
 
 
 if __name__ == "__main__":
