@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from hhx.errors import ConfigError
 from hhx.io import write_json_atomic
 from hhx.surveys.base import sidecar_path
 
@@ -19,3 +22,12 @@ def write_sidecar(path: Path, generator: str, note: str, **settings: Any) -> Pat
         sidecar_path(Path(path)),
         {"synthetic": True, "generator": generator, **settings, "note": note},
     )
+
+
+def month_index(text: str, what: str, generator: str) -> int:
+    """'YYYY-MM' -> year * 12 + month - 1; a bad setting names the generator and the argument."""
+    try:
+        period = pd.Period(text, "M")
+    except ValueError:
+        raise ConfigError(f"synthetic {generator}: {what} {text!r} is not YYYY-MM") from None
+    return period.year * 12 + period.month - 1

@@ -24,7 +24,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import write_text_atomic
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import month_index, write_sidecar
 
 COLUMNS = [
     "CASEID", "YYYYMM", "YYYYQ", "YYYY", "ID", "IDPREV", "DATEPR", "IDPREV2", "DATEPR2",
@@ -37,11 +37,7 @@ _MISSING_SHARE = 0.04
 
 
 def _month_index(text: str, what: str) -> int:
-    try:
-        period = pd.Period(text, "M")
-    except ValueError:
-        raise ConfigError(f"synthetic Michigan: {what} {text!r} is not YYYY-MM") from None
-    return period.year * 12 + period.month - 1
+    return month_index(text, what, "Michigan")
 
 
 def _panels(rng: np.random.Generator, first: int, last: int, per_month: int) -> pd.DataFrame:

@@ -45,7 +45,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.sce import BY_KEY, CORE_PROBABILITY_ITEMS, HOUSING_YEARS, density_columns
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import month_index, write_sidecar
 
 GENERATOR = "hhx.surveys.synthetic.sce"
 NOTE = "seeded synthetic data in the NY Fed SCE public microdata workbook layout; not survey data"
@@ -94,11 +94,7 @@ class SyntheticSCE:
 
 
 def _month_index(text: str, what: str) -> int:
-    try:
-        period = pd.Period(text, "M")
-    except ValueError:
-        raise ConfigError(f"synthetic SCE: {what} {text!r} is not YYYY-MM") from None
-    return period.year * 12 + period.month - 1
+    return month_index(text, what, "SCE")
 
 
 # ---------------------------------------------------------------------------------------------
