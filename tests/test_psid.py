@@ -20,7 +20,7 @@ import pytest
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys import psid
-from hhx.surveys.base import input_sha256
+from hhx.surveys.base import has_synthetic_sidecar, input_sha256
 from hhx.surveys.synthetic import psid as synth
 from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
 
@@ -330,8 +330,11 @@ def test_food_waves_stamps_and_top_codes(world, built):
 def test_fingerprints_synthetic_flag_and_metadata(built):
     frame, report, meta, layout, _ = built
     assert report.synthetic and meta["synthetic"]
+    # the V-variable map decides the enrichment, so its fingerprint is provenance too
     assert report.inputs == {str(layout["long"]): input_sha256(layout["long"]),
-                             str(layout["main"]): input_sha256(layout["main"])}
+                             str(layout["main"]): input_sha256(layout["main"]),
+                             str(psid.DEFAULT_VARIABLE_MAP): input_sha256(psid.DEFAULT_VARIABLE_MAP)}
+    assert has_synthetic_sidecar(Path(report.outputs["psid_main"]))
     assert meta["sources"]["main_study"]["person_id"] == "ID"
     assert meta["sources"]["main_study"]["id_differs_from_er30001_x1000_plus_er30002"] == 0
     found = {(f["concept"], f["role"], f["survey_year"]): f["variable"]

@@ -80,7 +80,13 @@ import pyarrow.parquet as pq
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path
-from hhx.surveys.base import BuildReport, has_synthetic_sidecar, input_sha256, raw_path
+from hhx.surveys.base import (
+    BuildReport,
+    finish_report,
+    has_synthetic_sidecar,
+    input_sha256,
+    raw_path,
+)
 from hhx.surveys.release_dates import read_release_crosswalk
 
 SOURCE_URL = (
@@ -1244,14 +1250,10 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
             metadata["build_seconds"] = round(time.perf_counter() - started, 3)
             meta_tmp.write_text(json.dumps(metadata, indent=2, allow_nan=False) + "\n",
                                 encoding="utf-8")
-    return BuildReport(
-        survey=survey.name,
-        outputs={OUTPUT_NAME: str(target)},
-        rows={OUTPUT_NAME: rows},
-        inputs={str(long_zip): shelf.sha256, str(main_zip): main.sha256},
-        seconds=time.perf_counter() - started,
-        synthetic=synthetic,
-    )
+    inputs = {str(long_zip): shelf.sha256, str(main_zip): main.sha256}  # computed while read
+    for extra in (p for p in (map_path, release_path) if p is not None):
+        inputs[str(extra)] = input_sha256(extra)
+    return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: rows}, inputs, started)
 
 
 def _metadata(
