@@ -132,7 +132,7 @@ def ensure_demo_raw(cfg: DictConfig, raw_dir: Path) -> dict[str, Path]:
 
     stamp_path = raw_dir / "hhx_demo.json"
     wanted = demo_fingerprint(cfg)
-    cps_path = raw_dir / load_survey("cps").raw.get("cps_basic", "cps_basic.csv.gz")
+    cps_path = raw_dir / load_survey("cps").raw["cps_basic"]
     fred_path = raw_dir / "macro" / "fred-qd" / "synthetic-QD.csv"
     if stamp_path.is_file() and json.loads(stamp_path.read_text()) == wanted and cps_path.is_file():
         return {"cps_basic": cps_path, "fred_qd": Path(cfg.data.fred_qd or fred_path)}
