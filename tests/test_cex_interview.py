@@ -662,3 +662,210 @@ def test_generator_is_deterministic_and_refuses_missing_package_years(tmp_path):
         assert header[: len(stub)] == stub
     with pytest.raises(ConfigError, match="no Interview package exists for 1982"):
         synth.write_synthetic_cex_interview(tmp_path, seed=1, years=[1982], n_cu_per_quarter=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Rebate addenda of packages 2001 (TAX013/TAX014) and 2008 (expn08/rbt08.csv), spec 10_tasks 4-5
+
+ADDENDA_YEARS, ADDENDA_N = [2001, 2008], 12
+TAX_FIELDS = ["taxq1", "taxq3", *(f"taxmo{i}" for i in range(1, 6)),
+              *(f"taxamt{i}" for i in range(1, 6))]
+
+
+@pytest.fixture(scope="module")
+def addenda(tmp_path_factory):
+    raw = tmp_path_factory.mktemp("addenda")
+    synth.write_synthetic_cex_interview(raw, seed=SEED, years=ADDENDA_YEARS,
+                                        n_cu_per_quarter=ADDENDA_N)
+    truth = synth.synthetic_cex_addenda_truth(seed=SEED, years=ADDENDA_YEARS,
+                                              n_cu_per_quarter=ADDENDA_N)
+    survey = SurveyConfig(name="cex_interview", raw={"interview": str(raw)})
+    report = cex_interview.build(survey, Path("/nonexistent"), tmp_path_factory.mktemp("out"))
+    tables = {name: pd.read_parquet(path) for name, path in report.outputs.items()}
+    return raw, truth, tables, report
+
+
+def _same(got: pd.Series, want: pd.Series) -> bool:
+    a = pd.to_numeric(got, errors="coerce").to_numpy(float)
+    b = pd.to_numeric(want, errors="coerce").to_numpy(float)
+    return bool(np.allclose(a, b, equal_nan=True))
+
+
+def _drop_member(src: Path, dst: Path, suffix: str) -> Path:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for name in zin.namelist():
+            if not name.endswith(suffix):
+                zout.writestr(name, zin.read(name))
+    return dst
+
+
+def _with(addenda, tmp_path: Path, package: str, suffix: str, edit) -> Path:
+    """A raw folder holding one package of the fixture with one addendum member edited."""
+    raw = addenda[0]
+    return _rewrite(raw / package, tmp_path / "raw" / package, suffix, edit).parent
+
+
+def test_rebate_2001_round_trip_fields_flags_and_validity(addenda):
+    _, truth, tables, report = addenda
+    want = truth["rebate_2001"]
+    got = tables["cex_rebate_2001"]
+    assert len(got) == len(want) > 50 and not got["newid"].duplicated().any()
+    merged = got.merge(want, on="newid", suffixes=("", "_truth"), validate="1:1")
+    assert len(merged) == len(want)
+    for field in TAX_FIELDS:
+        assert _same(merged[field], merged[f"{field}_truth"]), field
+        assert (merged[f"{field}_flag"] == merged[f"{field}_flag_truth"]).all(), field
+        # Valid = flag D-G/T-W with a value; A (valid blank) and B/C (invalid) are not.
+        assert (merged[f"{field}_valid"] == (merged[f"{field}_intent"] == "valid")).all(), field
+    intents = merged[[f"{f}_intent" for f in TAX_FIELDS]].stack()
+    assert {"valid", "valid_blank", "invalid"} <= set(intents)  # every flag kind is exercised
+    assert (merged["cex_quarter_token"] == merged["cex_quarter_token_truth"]).all()
+    assert (merged["collection_quarter"] == merged["cex_quarter_token"].str[2].astype(int)).all()
+    assert (merged["cu_id_raw"] == merged["newid"].str[:7]).all()
+    for column in ("cex_panel_id", "interview_year", "interview_month"):
+        assert (merged[column].astype(str) == merged[f"{column}_truth"].astype(str)).all(), column
+    assert set(merged["interview_month"]) <= set(range(7, 13))
+    # A report with a valid "yes" and every check fully valid holds the rebates the CU got in
+    # the interview's reference months; a valid "no" holds none.
+    amounts = [f"taxamt{i}" for i in range(1, 6)]
+    clean = merged[(merged[[f"{f}_intent" for f in TAX_FIELDS]] != "invalid").all(axis=1)
+                   & merged["taxq1_valid"]]
+    assert np.allclose(clean[amounts].fillna(0).sum(axis=1), clean["true_amount"])
+    assert set(clean.loc[clean["taxq1"] == 2, "true_amount"]) == {0.0}
+    assert set(merged["taxamt1"].dropna()) <= {300.0, 500.0, 600.0}
+    assert report.rows["cex_rebate_2001"] == len(want)
+    assert report.rows["cex_rebate_2001_unlinked"] == 0
+    assert report.synthetic is True
+    assert sorted(Path(p).name for p in report.inputs) == ["intrvw01.zip", "intrvw08.zip"]
+    assert all(len(h) == 64 for h in report.inputs.values())
+
+
+def test_stimulus_2008_keeps_valid_payments_and_counts_each_drop(addenda):
+    _, truth, tables, report = addenda
+    want = truth["stimulus_2008"]
+    got = tables["cex_stimulus_2008"]
+    kept = want[want["drop_reason"].isna()].reset_index(drop=True)
+    assert len(got) == len(kept) > 20
+    pd.testing.assert_series_equal(got["newid"].astype(str), kept["newid"], check_names=False)
+    for column in ("rbtmo", "rbtamt", "chckeft", "howused", "interview_year", "interview_month"):
+        assert _same(got[column], kept[column]), column
+    for column in ("cuid", "cex_panel_id"):
+        assert (got[column].astype(str) == kept[column]).all(), column
+    assert (got["cuid"] == got["newid"].str[:7]).all()
+    assert (got["usdintmo"] == got["interview_month"]).all()
+    assert got["rbtmo"].between(1, 12).all() and (got["rbtamt"] > 0).all()
+    assert set(got["chckeft"]) == {1, 2}
+    reasons = want["drop_reason"].value_counts()
+    assert reasons.sum() > 0  # the generator wrote rows the keep rule drops
+    for rule in ("no_newid", "bad_month", "nonpositive_amount"):
+        assert report.rows[f"cex_stimulus_2008_dropped_{rule}"] == reasons.get(rule, 0), rule
+    assert report.rows["cex_stimulus_2008_rows_read"] == len(want)
+    assert report.rows["cex_stimulus_2008"] == len(kept)
+    # Parker's timing: EFT in May-June, checks May-July, few later.
+    assert (got.loc[got["chckeft"] == 2, "rbtmo"] <= 6).all()
+
+
+def test_stimulus_drop_rules_count_the_first_rule_a_row_fails(addenda, tmp_path):
+    base = addenda[2]["cex_stimulus_2008"]
+    before = addenda[3].rows
+
+    def extra_rows(header, rows):
+        i = {c: header.index(c) for c in ("NEWID", "CUID", "RBTMO", "RBTAMT")}
+        added = []
+        for newid, month, amount in (("", "5", "600"), ("", "13", "0"), ("40000011", "13", "600"),
+                                     ("40000011", "0", "600"), ("40000011", "6", "0"),
+                                     ("40000011", "6", "-300"), ("40000011", "6", "NA")):
+            row = list(rows[0])
+            row[i["NEWID"]], row[i["CUID"]] = newid, "9"  # CUID of dropped rows is not checked
+            row[i["RBTMO"]], row[i["RBTAMT"]] = month, amount
+            added.append(row)
+        return header, [*rows, *added]
+
+    raw = _with(addenda, tmp_path, "intrvw08.zip", "rbt08.csv", extra_rows)
+    _, report = _build(raw, tmp_path / "out")
+    rows = report.rows
+    assert rows["cex_stimulus_2008_dropped_no_newid"] == before[
+        "cex_stimulus_2008_dropped_no_newid"] + 2
+    assert rows["cex_stimulus_2008_dropped_bad_month"] == before[
+        "cex_stimulus_2008_dropped_bad_month"] + 2
+    assert rows["cex_stimulus_2008_dropped_nonpositive_amount"] == before[
+        "cex_stimulus_2008_dropped_nonpositive_amount"] + 3
+    assert rows["cex_stimulus_2008"] == len(base)
+    assert "cex_rebate_2001" not in report.outputs  # package 2001 not read
+
+
+def test_stimulus_cuid_must_be_newid_div_10(addenda, tmp_path):
+    def wrong_cuid(header, rows):
+        rows[2][header.index("CUID")] = "1234567"
+        return header, rows
+
+    raw = _with(addenda, tmp_path, "intrvw08.zip", "rbt08.csv", wrong_cuid)
+    with pytest.raises(DataError, match=r"intrvw08\.zip:expn08/rbt08\.csv: data row 3 has CUID "
+                                        r"'1234567' but NEWID \d{8} \(CUID must equal NEWID // 10"):
+        _build(raw, tmp_path / "out")
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_missing_addendum_member_names_zip_and_member(addenda, tmp_path):
+    raw = addenda[0]
+    _drop_member(raw / "intrvw01.zip", tmp_path / "a" / "intrvw01.zip", "TAX014.csv")
+    with pytest.raises(DataError, match=r"intrvw01\.zip: member TAX013\.csv and TAX014\.csv .*"
+                                        r"not found \(found 1"):
+        _build(tmp_path / "a", tmp_path / "out")
+    _drop_member(raw / "intrvw08.zip", tmp_path / "b" / "intrvw08.zip", "rbt08.csv")
+    with pytest.raises(DataError, match=r"intrvw08\.zip: member expn08/rbt08\.csv"):
+        _build(tmp_path / "b", tmp_path / "out")
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_addendum_codes_flags_and_columns_are_checked(addenda, tmp_path):
+    def set_cell(column, value):
+        def edit(header, rows):
+            rows[1][header.index(column)] = value
+            return header, rows
+        return edit
+
+    def drop(column):
+        def edit(header, rows):
+            i = header.index(column)
+            return header[:i] + header[i + 1:], [r[:i] + r[i + 1:] for r in rows]
+        return edit
+
+    member = r"intrvw01\.zip:intrvw01/intrvw01/Addendum - Tax Rebate/TAX013\.csv"
+    cases = [
+        ("a", "TAX013.csv", set_cell("TAXQ1", "3"), rf"{member}: column TAXQ1 holds code 3 "
+                                                     r"\(data row 2\)"),
+        ("b", "TAX013.csv", set_cell("TAXQ1_", "X"), rf"{member}: column TAXQ1_ holds flag 'X'"),
+        ("c", "TAX013.csv", drop("TAXAMT3_"), rf"{member}: column TAXAMT3_ not found"),
+        ("d", "TAX013.csv", set_cell("TAXMO1", "7.5"), r"column TAXMO1 holds 7\.5, not an int"),
+    ]
+    for folder, suffix, edit, message in cases:
+        raw = _rewrite(addenda[0] / "intrvw01.zip", tmp_path / folder / "intrvw01.zip", suffix,
+                       edit).parent
+        with pytest.raises(DataError, match=message):
+            _build(raw, tmp_path / "out")
+
+    def howused_four(header, rows):
+        rows[0][header.index("HOWUSED")] = "4"
+        return header, rows
+
+    raw = _with(addenda, tmp_path / "e", "intrvw08.zip", "rbt08.csv", howused_four)
+    with pytest.raises(DataError, match=r"rbt08\.csv: column HOWUSED holds code 4 \(data row 1\)"):
+        _build(raw, tmp_path / "out")
+
+
+def test_addenda_outputs_only_for_packages_2001_and_2008(modern, addenda, tmp_path):
+    assert set(modern[3].outputs) == {"cex_interview"}
+    assert not any(k.startswith(("cex_rebate", "cex_stimulus")) for k in modern[3].rows)
+    assert set(addenda[3].outputs) == {"cex_interview", "cex_rebate_2001", "cex_stimulus_2008"}
+    # BLS's own unzipped layout: intrvw08/ and expn08/ side by side.
+    with zipfile.ZipFile(addenda[0] / "intrvw08.zip") as zf:
+        zf.extractall(tmp_path / "raw")
+    assert (tmp_path / "raw" / "expn08" / "rbt08.csv").is_file()
+    _, report = _build(tmp_path / "raw", tmp_path / "out")
+    unzipped = pd.read_parquet(report.outputs["cex_stimulus_2008"])
+    drop = ["cex_source_package", "cex_source_member"]
+    pd.testing.assert_frame_equal(unzipped.drop(columns=drop),
+                                  addenda[2]["cex_stimulus_2008"].drop(columns=drop))
+    assert any(p.endswith("rbt08.csv") for p in report.inputs)

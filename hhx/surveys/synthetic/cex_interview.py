@@ -38,6 +38,19 @@ ENTERT + PERSCA + READ + EDUCA + TOBACC + MISC + CASHCO + PERINS (PERINS = LIFIN
 FDHOME + FDAWAY; HOUS = SHELT + UTIL + HOUSOP + furnishings; TRANS = GASMO + PUBTRA + other
 vehicle costs). The current-quarter part (CQ) is the reference months that fall in the
 interview's calendar quarter: none for an interview in a quarter's first month, two in its third.
+
+Rebate addenda (own random stream, so the FMLI draws do not change). Package 2001 also holds
+`intrvw01/intrvw01/Addendum - Tax Rebate/TAX013.csv` and `TAX014.csv` (the reference's path):
+about 2/3 of CUs got a 2001 rebate ($600 married, $500 single parent, $300 other; a second $300
+check for half the CUs with another adult), paid July-September mostly, a few October-December;
+96% of 2001Q3/Q4 interviews have an addendum record; TAXQ1 1/2 by whether a check falls in the
+reference months, the checks in TAXMO1-5 / TAXAMT1-5; flags D (valid), A (valid blank), and
+some B/C (2% lead-in refused or don't know, 2% month not reported, 4% amount don't know).
+Package 2008 also holds `expn08/rbt08.csv`: 85% of CUs got a stimulus payment ($300 or $600 per
+adult filer by income, + $300 per child), EFT (40%) in May-June, checks May-July, a few later;
+90% report it in the interview whose reference months hold the payment month (USDINTMO/YR =
+that interview); 3% of rows lack the month, 3% the amount (flag C), which the keep rule drops.
+The layout (column order, NA for missing) of these files is not taken from real files.
 """
 
 from __future__ import annotations
@@ -580,9 +593,159 @@ def _members(year: int) -> list[tuple[int, str]]:
     return names
 
 
+
+# --------------------------------------------------------------------------------------------
+# Rebate addenda: 2001 tax rebate (TAX013/TAX014 in intrvw01.zip), 2008 stimulus (rbt08.csv)
+
+TAX_MEMBER = "intrvw01/intrvw01/Addendum - Tax Rebate/TAX01{q}.csv"  # the reference's path
+RBT_MEMBER = "expn08/rbt08.csv"
+TAX_COLUMNS = ["NEWID", "TAXQ1", "TAXQ1_", "TAXQ3", "TAXQ3_"] + [
+    c for i in range(1, 6) for c in (f"TAXMO{i}", f"TAXMO{i}_", f"TAXAMT{i}", f"TAXAMT{i}_")
+]
+RBT_COLUMNS = ["NEWID", "CUID", "RBTMO", "RBTMO_", "RBTAMT", "RBTAMT_", "CHCKEFT", "CHCKEFT_",
+               "HOWUSED", "HOWUSED_", "USDINTMO", "USDINTYR"]
+# 2001 checks went out from late July to the end of September by the last digits of the SSN; a
+# few filers were paid later in the year.
+TAX_MONTHS = ([7, 8, 9, 10, 11, 12], [0.30, 0.35, 0.25, 0.05, 0.03, 0.02])
+# 2008: electronic transfers in May and June, checks from May to July, a few later.
+EFT_MONTHS = ([5, 6], [0.7, 0.3])
+CHECK_MONTHS = ([5, 6, 7, 8, 9, 10, 11, 12], [0.33, 0.34, 0.26, 0.03, 0.01, 0.01, 0.01, 0.01])
+
+
+def _window(rec: _Record) -> list[tuple[int, int]]:
+    """(year, month) of the three reference months before the interview month."""
+    out = []
+    for back in (3, 2, 1):
+        m, y = rec.month - back, rec.year
+        if m < 1:
+            m, y = m + 12, y - 1
+        out.append((y, m))
+    return out
+
+
+def _field(row: dict[str, str], truth: dict[str, object], var: str, value: str | None,
+           flag: str) -> None:
+    """Write a value and its flag; truth keeps the value and what the flag means."""
+    row[var], row[f"{var}_"] = ("NA" if value is None else value), flag
+    truth[var.lower()] = None if value is None else float(value)
+    truth[f"{var.lower()}_flag"] = flag
+    truth[f"{var.lower()}_intent"] = ("valid" if flag == "D" else
+                                      "valid_blank" if flag == "A" else "invalid")
+
+
+def _tax_addendum(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str, bytes],
+                                                                      pd.DataFrame]:
+    """TAX013/TAX014 of package 2001 and its truth (one row per record written)."""
+    rng = np.random.default_rng([int(seed), 77, 2001])
+    checks: dict[int, list[tuple[int, int]]] = {}  # cu_id -> [(month, dollars)]
+    files, truth_rows = {}, []
+    for quarter in (3, 4):
+        rows = []
+        for rec in by_q.get(_qi(2001, quarter), []):
+            cu = rec.cu
+            if cu.cu_id not in checks:  # about 2/3 of CUs got a rebate ($300 / $500 / $600)
+                got = rng.random() < 2 / 3
+                amount = 600 if cu.married else (500 if cu.kids else 300)
+                months = rng.choice(TAX_MONTHS[0], size=2, p=TAX_MONTHS[1])
+                checks[cu.cu_id] = [(int(months[0]), amount)] if got else []
+                if got and cu.fam_size - int(cu.married) - cu.kids > 1 and rng.random() < 0.5:
+                    checks[cu.cu_id].append((int(months[1]), 300))  # another adult filer
+            if rng.random() >= 0.96:  # the addendum was not completed
+                continue
+            window = [m for y, m in _window(rec) if y == 2001]
+            mine = [c for c in checks[cu.cu_id] if c[0] in window]
+            row: dict[str, str] = {"NEWID": rec.newid}
+            t: dict[str, object] = {"newid": rec.newid, "cex_quarter_token": f"01{quarter}",
+                                    "interview_year": rec.year, "interview_month": rec.month,
+                                    "cex_panel_id": f"{cu.frame}:{cu.cu_id:07d}",
+                                    "true_amount": float(sum(a for _, a in mine))}
+            lead = rng.random()
+            if lead < 0.02:  # refused / don't know: invalid blank lead-in
+                _field(row, t, "TAXQ1", None, "B" if lead < 0.012 else "C")
+            else:
+                _field(row, t, "TAXQ1", "1" if mine else "2", "D")
+            if row["TAXQ1"] == "1":
+                _field(row, t, "TAXQ3", "1" if rng.random() < 0.1 else "2", "D")
+            else:
+                _field(row, t, "TAXQ3", None, "A")
+            for i in range(1, 6):
+                if i <= len(mine) and row["TAXQ1"] != "NA":
+                    month, amount = mine[i - 1]
+                    if rng.random() < 0.02:
+                        _field(row, t, f"TAXMO{i}", None, "B")  # month not reported
+                    else:
+                        _field(row, t, f"TAXMO{i}", str(month), "D")
+                    if rng.random() < 0.04:
+                        _field(row, t, f"TAXAMT{i}", None, "C")  # amount: don't know
+                    else:
+                        _field(row, t, f"TAXAMT{i}", str(amount), "D")
+                else:
+                    _field(row, t, f"TAXMO{i}", None, "A")
+                    _field(row, t, f"TAXAMT{i}", None, "A")
+            rows.append(row)
+            truth_rows.append(t)
+        files[TAX_MEMBER.format(q=quarter)] = _csv(TAX_COLUMNS, rows)
+    return files, pd.DataFrame(truth_rows)
+
+
+def _stimulus_amount(cu: _CU, income: float) -> int:
+    """$300-600 per adult filer (the $300 minimum for low incomes) plus $300 a child."""
+    adults = 2 if cu.married else 1
+    per_adult = 300 if income < 20000 else 600
+    return adults * per_adult + 300 * cu.kids
+
+
+def _stimulus_file(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str, bytes],
+                                                                       pd.DataFrame]:
+    """expn08/rbt08.csv of package 2008 (interviews 2008Q2-2009Q1) and its truth (every row
+    written, with the keep rule's outcome the generator intended)."""
+    rng = np.random.default_rng([int(seed), 77, 2008])
+    payments: dict[int, tuple[int, int, int] | None] = {}  # cu_id -> (month, dollars, mode)
+    rows, truth_rows = [], []
+    for q in range(_qi(2008, 2), _qi(2009, 1) + 1):
+        for rec in by_q.get(q, []):
+            cu = rec.cu
+            if cu.cu_id not in payments:
+                if rng.random() < 0.85:
+                    eft = rng.random() < 0.4
+                    months, p = EFT_MONTHS if eft else CHECK_MONTHS
+                    payments[cu.cu_id] = (int(rng.choice(months, p=p)),
+                                          _stimulus_amount(cu, rec.income), 2 if eft else 1)
+                else:
+                    payments[cu.cu_id] = None
+            pay = payments[cu.cu_id]
+            if pay is None or (2008, pay[0]) not in _window(rec) or rng.random() >= 0.9:
+                continue
+            month, amount, mode = pay
+            defect = rng.random()
+            row = {"NEWID": rec.newid, "CUID": f"{cu.cu_id:07d}", "RBTMO": str(month),
+                   "RBTMO_": "D", "RBTAMT": str(amount), "RBTAMT_": "D", "CHCKEFT": str(mode),
+                   "CHCKEFT_": "D", "USDINTMO": str(rec.month), "USDINTYR": str(rec.year)}
+            drop = None
+            if defect < 0.03:  # month not reported
+                row["RBTMO"], row["RBTMO_"], drop = "NA", "C", "bad_month"
+            elif defect < 0.06:  # amount not reported
+                row["RBTAMT"], row["RBTAMT_"], drop = "NA", "C", "nonpositive_amount"
+            if rng.random() < 0.92:
+                row["HOWUSED"] = str(int(rng.choice([1, 2, 3], p=[0.3, 0.3, 0.4])))
+                row["HOWUSED_"] = "D"
+            else:
+                row["HOWUSED"], row["HOWUSED_"] = "NA", "B"
+            rows.append(row)
+            truth_rows.append({
+                "newid": rec.newid, "cuid": f"{cu.cu_id:07d}", "rbtmo": month,
+                "rbtamt": float(amount), "chckeft": mode,
+                "howused": None if row["HOWUSED"] == "NA" else int(row["HOWUSED"]),
+                "interview_year": rec.year, "interview_month": rec.month,
+                "cex_panel_id": f"{cu.frame}:{cu.cu_id:07d}", "drop_reason": drop,
+            })  # fmt: skip
+    return {RBT_MEMBER: _csv(RBT_COLUMNS, rows)}, pd.DataFrame(truth_rows)
+
+
 @functools.lru_cache(maxsize=1)  # writing and truth of the same arguments share one draw
-def _generate(seed: int, years: tuple[int, ...], n: int) -> tuple[dict[int, dict[str, bytes]],
-                                                                   pd.DataFrame]:
+def _generate(seed: int, years: tuple[int, ...], n: int) -> tuple[
+    dict[int, dict[str, bytes]], pd.DataFrame, dict[str, pd.DataFrame]
+]:
     records = _simulate(seed, _qi(years[0], 1), _qi(years[-1] + 1, 1), n)
     by_q: dict[int, list[_Record]] = {}
     for rec in records:
@@ -622,7 +785,14 @@ def _generate(seed: int, years: tuple[int, ...], n: int) -> tuple[dict[int, dict
     truth = truth.sort_values(["newid", "interview_year", "interview_month"]).reset_index(
         drop=True
     )
-    return files, truth
+    addenda: dict[str, pd.DataFrame] = {}
+    if 2001 in years:
+        tax_files, addenda["rebate_2001"] = _tax_addendum(seed, by_q)
+        files[2001].update(tax_files)
+    if 2008 in years:
+        rbt_files, addenda["stimulus_2008"] = _stimulus_file(seed, by_q)
+        files[2008].update(rbt_files)
+    return files, truth, addenda
 
 
 def _truth_row(rec: _Record, row: dict[str, str], layout_q: int, year: int,
@@ -678,13 +848,32 @@ def synthetic_cex_interview_truth(
     return _generate(int(seed), tuple(ys), int(n_cu_per_quarter))[1].copy()
 
 
+def synthetic_cex_addenda_truth(
+    *, seed: int, years: Iterable[int], n_cu_per_quarter: int
+) -> dict[str, pd.DataFrame]:
+    """What the generator wrote into the rebate addenda of packages 2001 / 2008 (keys
+    "rebate_2001", "stimulus_2008", present when that year is generated).
+
+    rebate_2001: one row per TAX013/TAX014 record: newid, cex_quarter_token, the reporting
+    interview (interview_year, interview_month, cex_panel_id), each field's value (`taxq1`,
+    `taxmo1`, `taxamt1`, ...: float, None = blank), flag (`taxq1_flag`) and what the flag means
+    (`taxq1_intent`: valid / valid_blank / invalid), and `true_amount`, the rebates the CU
+    received in the interview's reference months (what a perfect report would hold).
+    stimulus_2008: one row per rbt08.csv row: newid, cuid, the drawn payment (rbtmo, rbtamt,
+    chckeft 1 check / 2 EFT), howused, the reporting interview and `drop_reason` (None, or the
+    keep rule the row was written to fail: bad_month, nonpositive_amount)."""
+    ys = _check(years, n_cu_per_quarter)
+    addenda = _generate(int(seed), tuple(ys), int(n_cu_per_quarter))[2]
+    return {name: frame.copy() for name, frame in addenda.items()}
+
+
 def write_synthetic_cex_interview(
     out_dir: str | Path, *, seed: int, years: Iterable[int], n_cu_per_quarter: int
 ) -> list[Path]:
     """Write one `intrvwYY.zip` per package year into `out_dir` (with a synthetic sidecar each);
     the same arguments give byte-identical archives. Returns the paths."""
     ys = _check(years, n_cu_per_quarter)
-    files, _ = _generate(int(seed), tuple(ys), int(n_cu_per_quarter))
+    files, _, _ = _generate(int(seed), tuple(ys), int(n_cu_per_quarter))
     out = Path(out_dir)
     paths = []
     for year in ys:
