@@ -95,7 +95,7 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     write_synthetic_cex_diary(diary, seed=1, years=[1995], n_cu_per_quarter=5)
     interview = at("cex_interview", "interview")
     interview.mkdir(parents=True, exist_ok=True)
-    write_synthetic_cex_interview(interview, seed=1, years=[2019], n_cu_per_quarter=5)
+    write_synthetic_cex_interview(interview, seed=1, years=[2008], n_cu_per_quarter=5)
     cpi = at("cpi", "cpi")
     cpi.mkdir(parents=True, exist_ok=True)
     write_synthetic_cpi(cpi, seed=1, start="2015-01", end="2020-12")
@@ -126,6 +126,7 @@ def test_build_all_on_generated_raw_files_builds_every_source(tmp_path: Path):
     assert built.index("state_macro_panel") > max(built.index(n) for n in
                                                   ("fhfa_hpi", "bls_laus", "bea_sainc"))
     assert (tmp_path / "inter" / "state_macro_panel.parquet").is_file()
+    assert (tmp_path / "inter" / "cex_stimulus_2008.parquet").is_file()  # the 2008 addendum
     # every intermediate comes from generated files, so every one carries the synthetic label
     # (the panel gets it from the intermediates it joins)
     outputs = sorted((tmp_path / "inter").glob("*.parquet"))
