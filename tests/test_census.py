@@ -232,3 +232,42 @@ def test_generator_writes_large_extracts_piece_by_piece(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(read["chunked"][0], read["single"][0])
     pd.testing.assert_frame_equal(read["chunked"][0], whole, check_dtype=False)
     assert read["chunked"][1:] == read["single"][1:]
+
+
+def test_fixed_width_ddi_form_builds_the_same_table(built, tmp_path):
+    """IPUMS's other delivery, `.dat.gz` + DDI `.xml`, of the same synthetic extract builds
+    exactly the table the Stata form builds (labels from the DDI categories)."""
+    from hhx.surveys.synthetic.census import write_synthetic_census_ddi
+
+    data, ddi = write_synthetic_census_ddi(tmp_path / "raw" / "census.dat.gz", seed=SEED,
+                                           n_households=150)
+    survey = SurveyConfig(name="census", raw={"census": "census.dat.gz"}, chunk_rows=97)
+    report = census.build(survey, tmp_path / "raw", tmp_path / "out")
+    got = pd.read_parquet(report.outputs["census_decennial"])
+    pd.testing.assert_frame_equal(got, built)
+    assert set(report.inputs) == {str(data), str(ddi)} and report.synthetic
+    ddi.unlink()
+    with pytest.raises(DataError, match=r"census\.xml: the DDI codebook of census\.dat\.gz"):
+        census.build(survey, tmp_path / "raw", tmp_path / "out2")
+
+
+def test_real_ipums_usa_fixed_width_extract_is_read_through_its_ddi(tmp_path):
+    """The real IPUMS USA extract of the ipumspy sdist (usa_00172: 2012 ACS, 10 variables,
+    33,057 persons) opens through the DDI path: its categories become value labels, and the
+    build stops at the first of the 64 kept variables the extract lacks, naming it."""
+    from hhx.surveys.ipums_cps import read_ddi_codebook
+
+    folder = Path(__file__).resolve().parent / "fixtures" / "ipumspy"
+    data = folder / "usa_00172.dat.gz"
+    if not data.is_file():
+        pytest.skip("tests/fixtures/ipumspy/usa_00172.dat.gz is absent (ipumspy 0.9.0 sdist)")
+    names, labels = census._ddi_labels(read_ddi_codebook(folder / "usa_00172.xml"))
+    assert names == ["YEAR", "SAMPLE", "SERIAL", "CBSERIAL", "HHWT", "GQ", "PERNUM", "PERWT",
+                     "SEX", "AGE"]
+    assert labels["SEX"] == {1: "Male", 2: "Female"} and labels["AGE"][0] == "Less than 1 year old"
+    assert labels["SAMPLE"][199002] == VALUE_LABELS["sample"][199002]
+    survey = SurveyConfig(name="census", raw={"census": str(data)})
+    with pytest.raises(DataError, match=r"usa_00172\.dat\.gz: column NUMPREC not found \(54 of "
+                                        r"the 64 kept variables missing\)"):
+        census.build(survey, folder, tmp_path / "out")
+    assert not (tmp_path / "out" / "census_decennial.parquet").exists()

@@ -4,7 +4,9 @@ Facts: shared/spec/00_common.md 1.2 (Census row), 1.3 (Census row) and 1.7. `sur
 is `micro/census/census.gz`: a gzip-compressed Stata .dta (rectangular persons, IPUMS variable
 names, usually lower case) with embedded value labels. It is decompressed once to a temporary
 file and read in chunks of `survey.chunk_rows`; output is written row group by row group, so
-memory stays bounded by one chunk (the real file has about 5 million persons).
+memory stays bounded by one chunk (the real file has about 5 million persons). IPUMS's other
+delivery is read too: a fixed-width `.dat(.gz)` with its DDI codebook (`raw.census_ddi`, else
+`<name>.xml` beside it), whose categories then serve as the value labels.
 
 Per chunk: keep the 64 variables of KEEP_COLUMNS (names upper-cased); check SAMPLE (199002 ->
 1990, 200007 -> 2000) against YEAR; set NIU/missing codes to NA (a value label that reads as
@@ -163,15 +165,9 @@ class _Codebook:
     source_names: dict[str, str]  # upper-case -> name in the file
 
 
-def _codebook(reader, path: Path, extra_missing: dict[str, set[int]]) -> _Codebook:
+def _stata_labels(reader) -> tuple[list[str], dict[str, dict[int, str]]]:
+    """Variable names and, per variable, the value labels attached to it in a .dta."""
     names = list(reader.variable_labels())
-    upper = {n.upper(): n for n in names}
-    absent = [c for c in KEEP_COLUMNS if c not in upper]
-    if absent:
-        raise DataError(
-            f"{path}: column {absent[0]} not found ({len(absent)} of the 64 kept variables "
-            f"missing); request it in the IPUMS USA extract from {SOURCE_URL}"
-        )
     by_label_name = reader.value_labels()
     # The label set attached to each variable (IPUMS names it <var>_lbl, pandas <var>).
     attached = getattr(reader, "_lbllist", None) or []
@@ -181,10 +177,31 @@ def _codebook(reader, path: Path, extra_missing: dict[str, set[int]]) -> _Codebo
         candidates += [name, f"{name}_lbl"]
         for label_name in candidates:
             if label_name in by_label_name:
-                labels[name.upper()] = {
-                    int(k): str(v) for k, v in by_label_name[label_name].items()
-                }
+                labels[name] = {int(k): str(v) for k, v in by_label_name[label_name].items()}
                 break
+    return names, labels
+
+
+def _ddi_labels(ddi) -> tuple[list[str], dict[str, dict[int, str]]]:
+    """Variable names and value labels (DDI categories) of an IPUMS DDI codebook."""
+    names = [d.name for d in ddi.data_description]
+    labels = {d.name: {int(code): str(label) for label, code in d.codes.items()}
+              for d in ddi.data_description if d.codes}
+    return names, labels
+
+
+def _codebook(
+    names: list[str], labels_by_name: dict[str, dict[int, str]], path: Path,
+    extra_missing: dict[str, set[int]],
+) -> _Codebook:
+    upper = {n.upper(): n for n in names}
+    absent = [c for c in KEEP_COLUMNS if c not in upper]
+    if absent:
+        raise DataError(
+            f"{path}: column {absent[0]} not found ({len(absent)} of the 64 kept variables "
+            f"missing); request it in the IPUMS USA extract from {SOURCE_URL}"
+        )
+    labels = {name.upper(): codes for name, codes in labels_by_name.items()}
     missing: dict[str, set[int]] = {}
     for column in KEEP_COLUMNS:
         if column in _NOT_RECODED:
@@ -237,8 +254,8 @@ def clean_chunk(
         codebook = book.labels.get(column)
         if not codebook:
             raise DataError(
-                f"{path}: column {column} has no Stata value labels; request Stata output with "
-                f"value labels from {SOURCE_URL}"
+                f"{path}: column {column} has no value labels; request Stata output with value "
+                f"labels (or the fixed-width file with its DDI codebook) from {SOURCE_URL}"
             )
         codes = out[column]
         text = codes.map(codebook, na_action="ignore")
@@ -293,14 +310,20 @@ def iter_census(
     chunk_rows: int = 250_000,
     availability: dict[str, dict[int, bool]] | None = None,
     extra_missing: dict[str, set[int]] | None = None,
+    ddi_path: Path | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """Cleaned chunks of `census.gz` (the temporary .dta is removed when iteration ends)."""
+    """Cleaned chunks of the extract: `census.gz` (gzip Stata; the temporary .dta is removed
+    when iteration ends) or a fixed-width `.dat(.gz)` read through its DDI codebook."""
     p = Path(path)
     if not p.is_file():
         raise DataError(
             f"{p}: IPUMS USA census extract not found; request samples 1990 1% (199002) and 2000 "
             f"1% (200007) as Stata output with value labels from {SOURCE_URL} and save it there"
         )
+    if ".dat" in p.suffixes:
+        yield from _iter_fixed_width(p, ddi_path, chunk_rows, availability or {},
+                                     extra_missing or {})
+        return
     with tempfile.TemporaryDirectory(prefix="hhx_census_") as tmp:
         dta = _decompress(p, Path(tmp))
         try:
@@ -310,9 +333,35 @@ def iter_census(
         except (ValueError, OSError) as exc:
             raise DataError(f"{p}: not a Stata .dta inside the gzip ({exc})") from None
         with reader_cm as reader:
-            book = _codebook(reader, p, extra_missing or {})
+            book = _codebook(*_stata_labels(reader), p, extra_missing or {})
             for chunk in reader:
                 yield clean_chunk(chunk, book, availability or {}, p)
+
+
+def _iter_fixed_width(
+    path: Path, ddi_path: Path | None, chunk_rows: int,
+    availability: dict[str, dict[int, bool]], extra_missing: dict[str, set[int]],
+) -> Iterator[pd.DataFrame]:
+    """IPUMS's fixed-width delivery: the DDI (`raw.census_ddi`, else `<name>.xml` beside the
+    data) gives positions, implied decimals and value labels."""
+    from hhx.surveys.ipums_cps import read_ddi_codebook
+
+    ddi_path = ddi_path or path.with_name(path.name.split(".dat")[0] + ".xml")
+    if not ddi_path.is_file():
+        raise DataError(f"{ddi_path}: the DDI codebook of {path.name} is not there; download the "
+                        f".xml that {SOURCE_URL} gives with the extract (or set raw.census_ddi)")
+    ddi = read_ddi_codebook(ddi_path)
+    if ddi.file_description.structure != "rectangular":
+        raise DataError(f"{ddi_path}: the extract is {ddi.file_description.structure}; request a "
+                        "rectangular (person) extract")
+    book = _codebook(*_ddi_labels(ddi), path, extra_missing)
+    from ipumspy import readers
+
+    try:
+        for chunk in readers.read_microdata_chunked(ddi, path, chunksize=chunk_rows):
+            yield clean_chunk(chunk.reset_index(drop=True), book, availability, path)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{path}: cannot be read with {ddi_path.name} ({exc})") from None
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
@@ -338,6 +387,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         if survey.raw.get("missing_codes")
         else {}
     )
+    ddi = resolve(survey.raw["census_ddi"]) if survey.raw.get("census_ddi") else None
     target = Path(out_dir) / f"{OUTPUT_NAME}.parquet"
     keys: list[np.ndarray] = []
     rows = 0
@@ -350,6 +400,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
                 chunk_rows=survey.chunk_rows,
                 availability=availability,
                 extra_missing=extra,
+                ddi_path=ddi,
             ):
                 table = pa.Table.from_pandas(chunk, preserve_index=False)
                 if writer is None:
@@ -375,4 +426,6 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
             )
     inputs = [path] + [resolve(survey.raw[k]) for k in ("availability", "missing_codes")
                        if survey.raw.get(k)]
+    if ".dat" in path.suffixes:  # the DDI codebook decides positions and labels: provenance
+        inputs.append(ddi or path.with_name(path.name.split(".dat")[0] + ".xml"))
     return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: rows}, inputs, started)

@@ -422,7 +422,7 @@ def _typed_frame(
     return df
 
 
-def _read_codebook(ddi_path: Path):
+def read_ddi_codebook(ddi_path: Path):
     from ipumspy import readers  # optional dependency: only the DDI path needs it
 
     with warnings.catch_warnings():
@@ -435,7 +435,7 @@ def _read_codebook(ddi_path: Path):
 
 def ddi_columns(ddi_path: Path) -> list[str]:
     """Variable names a DDI codebook describes (without the record-type variable)."""
-    ddi = _read_codebook(ddi_path)
+    ddi = read_ddi_codebook(ddi_path)
     rt = ddi.file_description.rectype_idvar
     return [d.name for d in ddi.data_description if d.name != rt]
 
@@ -453,7 +453,7 @@ def _ddi_kinds(ddi) -> dict[str, str]:
 
 def iter_ddi_chunks(ddi_path: Path, data_path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     """Stream a fixed-width IPUMS extract described by its DDI codebook, as typed chunks."""
-    ddi = _read_codebook(ddi_path)
+    ddi = read_ddi_codebook(ddi_path)
     kinds = _ddi_kinds(ddi)
     structure = ddi.file_description.structure
     if structure == "hierarchical":

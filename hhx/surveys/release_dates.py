@@ -103,7 +103,8 @@ _KEPT = {"source": "release_date_source", "release_date_source": "release_date_s
 def sce_inferred_release_date(module: str, year: int, month: int) -> str:
     """The reference's SCE rule: first day of the collection month plus the module's lag."""
     if module not in SCE_LAG_MONTHS:
-        raise DataError(f"SCE module {module!r} has no release lag; known: {sorted(SCE_LAG_MONTHS)}")
+        raise DataError(
+            f"SCE module {module!r} has no release lag; known: {sorted(SCE_LAG_MONTHS)}")
     index = year * 12 + month - 1 + SCE_LAG_MONTHS[module]
     return dt.date(index // 12, index % 12 + 1, 1).isoformat()
 
