@@ -1231,7 +1231,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
             writer: pq.ParquetWriter | None = None
             schema: pa.Schema | None = None
             try:
-                for batch in pq.ParquetFile(staged).iter_batches(batch_size=250_000):
+                for batch in pq.ParquetFile(staged).iter_batches(batch_size=survey.chunk_rows):
                     frame = batch.to_pandas()
                     keys = pd.MultiIndex.from_arrays([frame["id"], frame["year"]])
                     added = lookup.reindex(keys).reset_index(drop=True)
