@@ -67,6 +67,37 @@ def write_parquet_atomic(path: str | os.PathLike[str], df: pd.DataFrame) -> Path
     return Path(path)
 
 
+def write_parquet_chunks(
+    path: str | os.PathLike[str], frames: Iterable[pd.DataFrame], source: str,
+    compression: str = "snappy",
+) -> int:
+    """Write frames one row group each into `path` (a temporary path of `atomic_path`), the
+    first frame fixing the schema; returns the rows written (0: no file). Memory stays at one
+    frame. A frame whose columns do not cast to that schema is an error naming its rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer: pq.ParquetWriter | None = None
+    rows = 0
+    try:
+        for frame in frames:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, compression=compression)
+            else:
+                try:
+                    table = table.cast(writer.schema)
+                except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+                    raise DataError(f"{source} (rows {rows + 1}-{rows + len(frame)}): column "
+                                    f"types differ from the first chunk ({exc})") from None
+            writer.write_table(table)
+            rows += len(frame)
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Read a JSONL file: blank lines skipped; a bad line is an error naming file and line."""
     p = Path(path)

@@ -317,3 +317,19 @@ def test_reading_selected_rows_equals_reading_all(extract: Path, tmp_path: Path)
         read_parquet_rows(path, columns, np.array([5, 3]))
     with pytest.raises(ValueError, match="beyond"):
         read_parquet_rows(path, columns, np.array([len(full)]))
+
+
+def test_streamed_parquet_writes_row_groups_and_names_a_chunk_that_does_not_fit(tmp_path):
+    """The builders' shared streaming writer (hhx.io.write_parquet_chunks)."""
+    import pyarrow.parquet as pq
+
+    from hhx.io import write_parquet_chunks
+
+    frames = [pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}), pd.DataFrame({"a": [3], "b": ["z"]})]
+    assert write_parquet_chunks(tmp_path / "ok.parquet", iter(frames), "src") == 3
+    assert pq.ParquetFile(tmp_path / "ok.parquet").num_row_groups == 2
+    assert write_parquet_chunks(tmp_path / "none.parquet", iter([]), "src") == 0
+    assert not (tmp_path / "none.parquet").exists()
+    bad = [frames[0], pd.DataFrame({"a": ["not a number"], "b": ["z"]})]
+    with pytest.raises(DataError, match=r"src \(rows 3-3\): column types differ"):
+        write_parquet_chunks(tmp_path / "bad.parquet", iter(bad), "src")

@@ -31,12 +31,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path
+from hhx.io import atomic_path, write_parquet_chunks
 from hhx.surveys.base import BuildReport, finish_report
 
 SOURCE_URL = "https://usa.ipums.org"
@@ -390,29 +388,16 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     ddi = resolve(survey.raw["census_ddi"]) if survey.raw.get("census_ddi") else None
     target = Path(out_dir) / f"{OUTPUT_NAME}.parquet"
     keys: list[np.ndarray] = []
-    rows = 0
+
+    def chunks() -> Iterator[pd.DataFrame]:
+        for chunk in iter_census(path, chunk_rows=survey.chunk_rows, availability=availability,
+                                 extra_missing=extra, ddi_path=ddi):
+            keys.append(person_key(chunk, path))
+            yield chunk
+
     with atomic_path(target) as tmp:
-        writer: pq.ParquetWriter | None = None
-        schema: pa.Schema | None = None
-        try:
-            for chunk in iter_census(
-                path,
-                chunk_rows=survey.chunk_rows,
-                availability=availability,
-                extra_missing=extra,
-                ddi_path=ddi,
-            ):
-                table = pa.Table.from_pandas(chunk, preserve_index=False)
-                if writer is None:
-                    schema = table.schema
-                    writer = pq.ParquetWriter(tmp, schema)
-                writer.write_table(table.cast(schema))
-                keys.append(person_key(chunk, path))
-                rows += len(chunk)
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
+        rows = write_parquet_chunks(tmp, chunks(), str(path), compression="snappy")
+        if not rows:
             raise DataError(f"{path}: the extract holds no person records")
         # One packed int64 per person, sorted: 8 bytes a record instead of a 4-column frame
         # and its hash table (the real extract has 13 million persons).

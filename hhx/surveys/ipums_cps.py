@@ -29,11 +29,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path
+from hhx.io import atomic_path, write_parquet_chunks
 from hhx.surveys.base import (
     BuildReport,
     finish_report,
@@ -645,31 +644,15 @@ def build(
         _check_required(csv_header(data_path), required, data_path)
 
     out_path = out_dir / f"{OUTPUT_NAME}.parquet"
-    rows = 0
+
+    def normalized() -> Iterator[pd.DataFrame]:
+        for chunk in chunks:
+            where = f"{data_path} (data rows {chunk.index[0] + 1}-{chunk.index[-1] + 1})"
+            yield normalize_chunk(chunk, where=where, crosswalk=crosswalk)
+
     with atomic_path(out_path) as tmp:
-        writer: pq.ParquetWriter | None = None
-        try:
-            for chunk in chunks:
-                where = f"{data_path} (data rows {chunk.index[0] + 1}-{chunk.index[-1] + 1})"
-                norm = normalize_chunk(chunk, where=where, crosswalk=crosswalk)
-                if writer is None:
-                    table = pa.Table.from_pandas(norm, preserve_index=False)
-                    writer = pq.ParquetWriter(tmp, table.schema, compression="snappy")
-                else:
-                    try:
-                        table = pa.Table.from_pandas(
-                            norm, schema=writer.schema, preserve_index=False
-                        )
-                    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
-                        raise DataError(
-                            f"{where}: column types differ from the first chunk ({exc})"
-                        ) from None
-                writer.write_table(table)
-                rows += len(norm)
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
+        rows = write_parquet_chunks(tmp, normalized(), str(data_path))
+        if not rows:
             raise DataError(f"{data_path}: no data rows")
 
     if fixed_width:

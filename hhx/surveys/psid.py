@@ -74,12 +74,11 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path
+from hhx.io import atomic_path, write_parquet_chunks
 from hhx.surveys.base import (
     BuildReport,
     finish_report,
@@ -684,24 +683,19 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
         optional = [c for c in OPTIONAL_COLUMNS if c in names]
         scalars = [c for c in METADATA_SCALARS if c in names and stream.kind(names[c]) != "strL"]
         wanted = [names[c] for c in (*REQUIRED_COLUMNS, *optional, *scalars)]
-        writer: pq.ParquetWriter | None = None
-        schema: pa.Schema | None = None
         keys: list[np.ndarray] = []
         current: list[pd.DataFrame] = []
         waves: Counter[int] = Counter()
         subsamples: Counter[str] = Counter()
         first: dict[str, Any] = {}
         topcoded = 0
-        try:
+
+        def chunks() -> Iterator[pd.DataFrame]:
+            nonlocal first, topcoded
             for raw in stream.rows(wanted, chunk_rows):
                 if not first and len(raw[wanted[0]]):
                     first = {c: _scalar(raw[names[c]][0]) for c in scalars}
                 frame = _shelf_chunk(raw, names, where)
-                table = pa.Table.from_pandas(frame, preserve_index=False)
-                if writer is None:
-                    schema = table.schema
-                    writer = pq.ParquetWriter(target, schema)
-                writer.write_table(table.cast(schema))
                 keys.append((frame["id"] * 10_000 + frame["year"]).to_numpy())
                 waves.update(frame["year"].value_counts().to_dict())
                 subsamples.update(frame["subsample"].value_counts().to_dict())
@@ -711,12 +705,12 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
                     frame.loc[now, ["id", "year", "fuid", "rel", "demo_age_gen", "demo_sex",
                                     "demo_sex_label"]]
                 )
-        finally:
-            if writer is not None:
-                writer.close()
+                yield frame
+
+        written = write_parquet_chunks(target, chunks(), where)
         file_labels = stream.finish(labels=True)
         sha = _fingerprint(member)
-    if writer is None:
+    if not written:
         raise DataError(f"{where}: the SHELF file holds no rows")
     all_keys = np.concatenate(keys)
     unique_keys, counts = np.unique(all_keys, return_counts=True)
@@ -1225,28 +1219,18 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         synthetic = has_synthetic_sidecar(long_zip) or has_synthetic_sidecar(main_zip)
         metadata = _metadata(shelf, main, stats, varmap, long_zip, main_zip, map_path,
                              release_path, synthetic)
-        rows = 0
+        def enriched() -> Iterator[pd.DataFrame]:
+            for batch in pq.ParquetFile(staged).iter_batches(batch_size=survey.chunk_rows):
+                frame = batch.to_pandas()
+                keys = pd.MultiIndex.from_arrays([frame["id"], frame["year"]])
+                added = lookup.reindex(keys).reset_index(drop=True)
+                frame["release_date"] = frame["year"].map(dates).astype("string")
+                frame["release_date_source"] = frame["year"].map(date_sources).astype("string")
+                yield pd.concat([frame, added], axis=1)
+
         # Both files appear together (renamed at the end of the block) or neither does.
         with atomic_path(out_dir / METADATA_FILE) as meta_tmp, atomic_path(target) as out:
-            writer: pq.ParquetWriter | None = None
-            schema: pa.Schema | None = None
-            try:
-                for batch in pq.ParquetFile(staged).iter_batches(batch_size=survey.chunk_rows):
-                    frame = batch.to_pandas()
-                    keys = pd.MultiIndex.from_arrays([frame["id"], frame["year"]])
-                    added = lookup.reindex(keys).reset_index(drop=True)
-                    frame["release_date"] = frame["year"].map(dates).astype("string")
-                    frame["release_date_source"] = frame["year"].map(date_sources).astype("string")
-                    frame = pd.concat([frame, added], axis=1)
-                    table = pa.Table.from_pandas(frame, preserve_index=False)
-                    if writer is None:
-                        schema = table.schema
-                        writer = pq.ParquetWriter(out, schema)
-                    writer.write_table(table.cast(schema))
-                    rows += len(frame)
-            finally:
-                if writer is not None:
-                    writer.close()
+            rows = write_parquet_chunks(out, enriched(), f"{long_zip}!{shelf.member}")
             metadata["build_seconds"] = round(time.perf_counter() - started, 3)
             meta_tmp.write_text(json.dumps(metadata, indent=2, allow_nan=False) + "\n",
                                 encoding="utf-8")
