@@ -117,6 +117,8 @@ class TaskConfig:
     targets: list[str] = field(default_factory=list)
     prompt_predictors: list[str] = field(default_factory=list)
     categorical_predictors: list[str] = field(default_factory=list)
+    # Predictors the official table reader rejects when missing (spec 30: six SCE tasks).
+    required_predictors: list[str] = field(default_factory=list)
     split_unit: SplitUnit = SplitUnit.quarter
     sort_order: SortOrder = SortOrder.time_typed_id_id
     typed_id: str | None = None  # e.g. "id:integer", "CASEID:integer"

@@ -27,6 +27,7 @@ from hhx.tasks.registry import (
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 COMMON_SPEC = SHARED / "spec" / "00_common.md"
+COLUMNS_SPEC = SHARED / "spec" / "30_table_columns.md"
 
 # spec 9.1
 BASELINE = {
@@ -408,6 +409,48 @@ class TestAgainstSpecTables:
             assert tasks[name].xgb_seeds == expected, name
             total += len(expected)
         assert total == 75
+
+
+def _column_facts() -> dict[str, dict[str, list[str]]]:
+    """Per task, the verbatim lists of 30_table_columns.md (targets, predictors, ...)."""
+    facts: dict[str, dict[str, list[str]]] = {}
+    for block in COLUMNS_SPEC.read_text().split("\n## ")[1:]:
+        name, body = block.split("\n", 1)
+        lists = {}
+        for line in body.splitlines():
+            m = re.match(r"- (\w+) \((\d+)\)[^:]*:(.*)", line)
+            if m:
+                lists[m[1]] = re.findall(r"`([^`]+)`", m[3])
+                assert len(lists[m[1]]) == int(m[2]), (name, m[1])
+        facts[name.strip()] = lists
+    return facts
+
+
+@pytest.mark.skipif(not COLUMNS_SPEC.is_file(), reason="shared/spec not available")
+def test_table_columns_are_the_official_ones(tasks):
+    """30_table_columns.md decides every task's column order (and so XGBoost's feature order)."""
+    from hhx.bench.layout import table_columns
+    from hhx.predictors.xgboost import feature_names
+
+    facts = _column_facts()
+    assert sorted(facts) == sorted(tasks)
+    for name, lists in facts.items():
+        task = tasks[name]
+        for key in ("targets", "prompt_predictors", "categorical_predictors",
+                    "required_predictors"):
+            assert list(getattr(task, key)) == lists[key], (name, key)
+        assert table_columns(task) == ["id", "time", "release_date", *lists["targets"],
+                                       *lists["prompt_predictors"]], name
+        assert feature_names(task)[0][: len(lists["prompt_predictors"])] == \
+            lists["prompt_predictors"], name
+
+
+def test_required_predictor_must_be_a_predictor(tmp_path):
+    text = (TASK_DIR / "labor_cps_jobfind.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("required_predictors: []", "required_predictors: [nonesuch]"))
+    with pytest.raises(ConfigError, match="required_predictors not in prompt_predictors"):
+        load_task_file(bad)
 
 
 def test_distribution_vectors_scale_as_the_reference():

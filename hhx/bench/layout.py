@@ -210,6 +210,14 @@ def _validate_table(df: pd.DataFrame, task: TaskConfig, where: str, line0: int) 
             missing = df[col].isna()
             if missing.any():
                 raise DataError(f"{where}: target column {col} is missing at {at(_first(missing))}")
+    for col in task.required_predictors:  # the official reader rejects these when missing
+        missing = df[col].isna()
+        if missing.any():
+            i = _first(missing)
+            raise DataError(
+                f"{where}: task {task.name} required predictor {col} is missing at {at(i)} "
+                f"(id {df['id'].iloc[i]!r}, time {df['time'].iloc[i]!r})"
+            )
     dup = df.duplicated(["id", "time"])
     if dup.any():
         i = _first(dup)

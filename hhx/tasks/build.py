@@ -64,9 +64,14 @@ def load_builder(task: TaskConfig) -> ModuleType:
 
 
 def check_builder_columns(table: pd.DataFrame, task: TaskConfig) -> list[str]:
-    """Public columns must be exactly the task's in order; others must start with `_`."""
+    """Public columns must be exactly the task's in order; others must start with `_`.
+
+    Some official columns start with `_` too (the SCE background `_REGION_CAT`, ...): a column
+    is public when the task names it, internal when it starts with `_` and the task does not.
+    """
     expected = table_columns(task)
-    public = [c for c in table.columns if not str(c).startswith("_")]
+    named = set(expected)
+    public = [c for c in table.columns if c in named or not str(c).startswith("_")]
     if public != expected:
         extra = [c for c in public if c not in expected]
         missing = [c for c in expected if c not in public]

@@ -197,7 +197,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             f"task {task.name}: predictors {unknown} are not built by {__name__}; "
             "check conf/task/labor_cps_jobfind.yaml"
         )
-    internal = [c for c in table.columns if c.startswith("_")]
+    internal = [c for c in table.columns if c.startswith("_") and c not in public]
     out = table[public + internal].reset_index(drop=True)
     out.attrs["construction_steps"] = steps
     return out

@@ -124,9 +124,10 @@ def validate_task(task: TaskConfig, source: str = "") -> None:
                 raise ConfigError(f"{where}: field {f.name} domain must be a reordering of its labels")
         if task.targets and len(task.targets) != len(task.fields):
             raise ConfigError(f"{where}: {len(task.targets)} targets for {len(task.fields)} fields")
-    unknown = set(task.categorical_predictors) - set(task.prompt_predictors)
-    if unknown:
-        raise ConfigError(f"{where}: categorical_predictors not in prompt_predictors: {sorted(unknown)}")
+    for key in ("categorical_predictors", "required_predictors"):
+        unknown = set(getattr(task, key)) - set(task.prompt_predictors)
+        if unknown:
+            raise ConfigError(f"{where}: {key} not in prompt_predictors: {sorted(unknown)}")
     validate_registry_fields(task, where)
 
 
