@@ -24,6 +24,7 @@ class Stage(str, Enum):
     score = "score"
     leaderboard = "leaderboard"
     describe = "describe"
+    list = "list"  # noqa: A003 - what can run here (tasks, models, data present)
 
 
 class Mode(str, Enum):
@@ -128,6 +129,9 @@ class TaskConfig:
     xgb_seeds: dict[str, int] = field(default_factory=dict)
     # Dotted module of hhx's builder for this task; None until hhx can build it from raw files.
     builder: str | None = None
+    # The sources (conf/survey/<name>.yaml) whose intermediates the builder reads; a build
+    # resolves them with their dependencies. Every task reads fred_qd (the macro context).
+    intermediates: list[str] = field(default_factory=list)
     on_hf: bool = False  # part of the official public eval sample / full release
 
 
@@ -149,14 +153,20 @@ class SurveyConfig:
     # Where the public data comes from (used in missing-file errors).
     source_url: str = ""
     chunk_rows: int = 250_000
+    # Settings of this source's seeded generator for `data=demo` (sizes, spans), passed to its
+    # writer in hhx/surveys/synthetic/demo.py.
+    demo: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
 class DemoConfig:
+    # One seed for every source's generator; sizes and spans are each source's own
+    # (`demo:` in conf/survey/<name>.yaml, e.g. survey.demo.n_households=4000 for cps).
     seed: int = 20261130
-    n_households: int = 30000
-    start: str = "2015-01"
-    end: str = "2026-03"
+    # Per-source generator settings over the files' `demo:` blocks, e.g.
+    # data.demo.surveys='{cps: {n_households: 300}, psid: {n_families: 20}}'.
+    # (Typed Any so that a whole mapping can be given without `++`.)
+    surveys: Any = None
 
 
 @dataclass

@@ -12,6 +12,7 @@ STAGES = {
     "score": "hhx.stages.score",
     "describe": "hhx.stages.describe",
     "leaderboard": "hhx.leaderboard.stage",
+    "list": "hhx.stages.listing",
 }
 
 

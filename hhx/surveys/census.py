@@ -23,7 +23,6 @@ from __future__ import annotations
 import gzip
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path, write_parquet_chunks
+from hhx.io import atomic_path, temp_dir, write_parquet_chunks
 from hhx.surveys.base import BuildReport, finish_report
 
 SOURCE_URL = "https://usa.ipums.org"
@@ -322,8 +321,8 @@ def iter_census(
         yield from _iter_fixed_width(p, ddi_path, chunk_rows, availability or {},
                                      extra_missing or {})
         return
-    with tempfile.TemporaryDirectory(prefix="hhx_census_") as tmp:
-        dta = _decompress(p, Path(tmp))
+    with temp_dir(p.parent, "census_") as tmp:  # beside the extract; swept if killed
+        dta = _decompress(p, tmp)
         try:
             reader_cm = pd.read_stata(
                 dta, iterator=True, chunksize=chunk_rows, convert_categoricals=False

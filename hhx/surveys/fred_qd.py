@@ -323,8 +323,7 @@ def attach_macro_context(
     absent = [c for c in wanted if c not in macro.columns]
     if absent:
         hint = (
-            "; the macro context was built without CPI groups: set survey.raw.cpi_fred and rebuild "
-            "with `survey=fred_qd`"
+            "; the macro context was built without CPI groups: rebuild it with `survey=fred_qd`"
             if set(absent) & set(CATEGORY_CPI_MACRO_COLUMNS)
             else "; rebuild it with hhx.surveys.fred_qd.build_macro_context"
         )
@@ -400,7 +399,8 @@ def _raw_path(raw_dir: Path, value: str) -> Path:
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
-    """Read `survey.raw.fred_qd` (and `survey.raw.cpi_fred`, a folder, if set) and write
+    """Read `survey.raw.fred_qd` and the CPI groups (`cpi_major_groups.parquet` in `out_dir`,
+    built by `survey=cpi`: the reference always joins them) and write
     `<out_dir>/householdbench_macro_context.parquet` atomically."""
     started = time.perf_counter()
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
@@ -408,19 +408,15 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         raise DataError(f"survey {survey.name}: raw.fred_qd is not set; point it at a FRED-QD CSV")
     source = survey.source_url or SOURCE_URL
     fred_path = require_file(_raw_path(raw_dir, survey.raw["fred_qd"]), "FRED-QD file", source)
-    inputs = {str(fred_path): input_sha256(fred_path)}
-    cpi = None
-    if survey.raw.get("cpi_fred"):
-        cpi_dir = _raw_path(raw_dir, survey.raw["cpi_fred"])
-        if not cpi_dir.is_dir():
-            raise DataError(
-                f"{cpi_dir}: CPI folder not found; save the FRED CSVs "
-                f"{', '.join(CPI_FRED_SERIES)} there or unset survey.raw.cpi_fred"
-            )
-        from hhx.surveys.cpi import read_cpi_groups
+    from hhx.surveys.cpi import OUTPUT_NAME as CPI_OUTPUT
 
-        cpi, cpi_inputs = read_cpi_groups(cpi_dir)
-        inputs.update(cpi_inputs)
-    macro = build_macro_context(read_fred_qd(fred_path), cpi)
+    cpi_path = out_dir / f"{CPI_OUTPUT}.parquet"
+    if not cpi_path.is_file():
+        raise DataError(
+            f"{cpi_path}: CPI groups not built; the macro context joins them (spec 3.1): run "
+            "`python -m hhx stage=build survey=cpi` first (stage=build survey=fred_qd does it)"
+        )
+    inputs = {str(fred_path): input_sha256(fred_path), str(cpi_path): input_sha256(cpi_path)}
+    macro = build_macro_context(read_fred_qd(fred_path), pd.read_parquet(cpi_path))
     target = write_parquet_atomic(out_dir / f"{OUTPUT_NAME}.parquet", macro)
     return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: len(macro)}, inputs, started)
