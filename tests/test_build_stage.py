@@ -12,7 +12,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
 from hhx.stages.build import survey_waves
 from hhx.stages.data import load_survey
-from hhx.surveys.base import has_synthetic_sidecar, sidecar_path
+from hhx.surveys.base import has_synthetic_sidecar
 
 
 def test_waves_follow_depends_on():
