@@ -173,3 +173,22 @@ def test_policy_tasks_never_enter_the_sft_set(tmp_path):
     with pytest.raises(ConfigError, match="labor_cps_ui is a policy task"):
         choose_tasks(tmp_path, ["labor_cps_jobfind", "labor_cps_ui"])
     assert choose_tasks(tmp_path, ["labor_cps_jobfind"]) == ["labor_cps_jobfind"]
+
+
+def test_a_checkpoint_is_resumed_only_by_the_same_run(tmp_path):
+    from hhx.config import SftConfig
+    from hhx.sft.dataset import SftSet
+    from hhx.sft.train import check_same_run, run_identity
+
+    sft_set = SftSet(tmp_path, None, {"chat_sha256": "abc"})
+    first = run_identity(SftConfig(), "/w/base", None, sft_set)
+    check_same_run(tmp_path, first, resume=True)
+    (tmp_path / "checkpoints" / "checkpoint-4").mkdir(parents=True)
+    # Logging and checkpoint cadence may change on resume; what is learned may not.
+    check_same_run(tmp_path, run_identity(SftConfig(save_steps=7, threads=1), "/w/base", None,
+                                          sft_set), resume=True)
+    with pytest.raises(ConfigError, match="differs in sft.learning_rate"):
+        check_same_run(tmp_path, run_identity(SftConfig(learning_rate=1.0), "/w/base", None,
+                                              sft_set), resume=True)
+    with pytest.raises(ConfigError, match="sft.resume=false"):
+        check_same_run(tmp_path, first, resume=False)

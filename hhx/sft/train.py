@@ -168,6 +168,42 @@ def _plain(node: Any) -> Any:
     return asdict(node) if hasattr(node, "__dataclass_fields__") else dict(node)
 
 
+# Settings that do not change what is learned (a resumed run may change them).
+NOT_IDENTITY = {"resume", "logging_steps", "save_steps", "save_total_limit", "threads",
+                "output_dir", "data_dir", "name"}
+IDENTITY_FILE = "hhx_sft_identity.json"
+
+
+def run_identity(sft: Any, model_path: str | None, model_id: str | None, sft_set: SftSet
+                 ) -> dict[str, Any]:
+    settings = {k: v for k, v in _plain(sft).items() if k not in NOT_IDENTITY}
+    return {"settings": settings, "model_path": model_path, "model_id": model_id,
+            "sft_set_sha256": sft_set.info["chat_sha256"]}
+
+
+def check_same_run(output_dir: Path, identity: dict[str, Any], resume: bool) -> None:
+    """A checkpoint is only resumed by the same run: same weights, data and settings."""
+    path = output_dir / IDENTITY_FILE
+    has_checkpoints = any((output_dir / CHECKPOINT_DIR).glob("checkpoint-*"))
+    if path.is_file() and has_checkpoints:
+        before = json.loads(path.read_text())
+        if not resume:
+            raise ConfigError(
+                f"sft.output_dir={output_dir} holds checkpoints and sft.resume=false; use a new "
+                "sft.output_dir (or remove that folder) to start over"
+            )
+        if before != json.loads(json.dumps(identity)):
+            changed = sorted(k for k in set(before["settings"]) | set(identity["settings"])
+                             if before["settings"].get(k) != identity["settings"].get(k))
+            other = [k for k in ("model_path", "model_id", "sft_set_sha256")
+                     if before.get(k) != identity.get(k)]
+            raise ConfigError(
+                f"sft.output_dir={output_dir} holds checkpoints of another run (differs in "
+                f"{', '.join([f'sft.{k}' for k in changed] + other)}); use a new sft.output_dir"
+            )
+    write_json_atomic(path, identity)
+
+
 def _load_rows(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     rows = []
     with path.open(encoding="utf-8") as fh:
@@ -205,6 +241,7 @@ def train(
         torch.set_num_threads(int(sft.threads))
     output_dir.mkdir(parents=True, exist_ok=True)
     ckpt_dir = output_dir / CHECKPOINT_DIR
+    check_same_run(output_dir, run_identity(sft, model_path, model_id, sft_set), bool(sft.resume))
     last = get_last_checkpoint(str(ckpt_dir)) if ckpt_dir.is_dir() and sft.resume else None
 
     weights = base_weights(model_path, model_id)

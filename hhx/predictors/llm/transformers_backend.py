@@ -22,7 +22,7 @@ from hhx.predictors.llm.hf_weights import adapter_identity, base_weights
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
-from hhx.predictors.llm.transport import Choice, Response, TransportError, one_line
+from hhx.predictors.llm.transport import Choice, Response, TransportError
 
 if TYPE_CHECKING:
     from hhx.config import HhxConfig
