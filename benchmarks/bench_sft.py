@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_sft.py [--steps 6] [--batch 2] [--rows 16] [--threads N]
 
-In a temporary folder: builds the demo task (3,000 synthetic households), writes its SFT set
+In a temporary folder: builds the demo task (3,000 synthetic CPS households), writes its SFT set
 (`stage=sft_data`, first `--rows` train rows), then trains the same LoRA adapter twice in this
 process through hhx.sft.train (the code `stage=sft` runs), `--steps` optimizer steps each, no
 checkpoint inside the timed span: once with `sft.loss=ce` (the reference) and once with
@@ -46,7 +46,8 @@ def main() -> None:
     try:
         subprocess.run(
             [sys.executable, "-m", "hhx", "stage=sft_data", "tracking=none",
-             f"sft.rows_per_task={args.rows}", "data.demo.n_households=3000"],
+             "sft.tasks=[labor_cps_jobfind]", f"sft.rows_per_task={args.rows}",
+             "survey.demo.n_households=3000"],
             cwd=work, check=True, capture_output=True, text=True)
         sft_set = read_sft_set(work / "data" / "demo" / "householdbench_sft")
         rows = []

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.slow,
 TASK = "labor_cps_jobfind"
 POLICY = "labor_cps_ui"  # same answer labels as the training task, held out of the SFT set
 ROWS = 24
-DEMO = ["data.demo.n_households=3000"]
+DEMO = ["survey.demo.n_households=3000"]
 
 
 def hhx(workdir: Path, *args: str, check: bool = True, background: bool = False):
@@ -60,7 +60,7 @@ def sft_args(model_dir: Path, out: Path) -> list[str]:
 def work(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("sft")
     model_dir = tiny_llama(workdir / "tiny_model")
-    export = hhx(workdir, "stage=sft_data", "sft=cpu_tiny", *DEMO)
+    export = hhx(workdir, "stage=sft_data", "sft=cpu_tiny", f"sft.tasks=[{TASK}]", *DEMO)
     return workdir, model_dir, export
 
 

