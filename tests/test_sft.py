@@ -1,4 +1,5 @@
-"""Fine-tuning pieces that run in seconds: the loss, generation settings, labels, settings."""
+"""Fine-tuning pieces: the loss, generation settings, labels, settings. The loss tests import
+torch + transformers (10-20 s on 2 cores), so they are marked slow; the rest take milliseconds."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ from omegaconf import OmegaConf
 from sft_fixtures import HAS_SFT_STACK
 
 from hhx.errors import ConfigError, PredictorError
-
-needs_torch = pytest.mark.skipif(not HAS_SFT_STACK, reason="needs torch/transformers/peft/trl")
 
 
 class DigitTokenizer:
@@ -41,7 +40,8 @@ class FixedLogits:
         return types.SimpleNamespace(logits=self.logits[:, logits_to_keep, :])
 
 
-@needs_torch
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SFT_STACK, reason="needs torch/transformers/peft/trl")
 def test_answer_loss_is_token_ce_over_answer_positions_plus_weighted_ntl():
     import torch
     import torch.nn.functional as F
@@ -77,7 +77,8 @@ def test_answer_loss_is_token_ce_over_answer_positions_plus_weighted_ntl():
     assert parts.ntl == 0.0 and parts.loss.item() == pytest.approx(parts.ce)
 
 
-@needs_torch
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SFT_STACK, reason="needs torch/transformers/peft/trl")
 def test_ntl_closer_digit_costs_less():
     import torch
 
@@ -90,7 +91,8 @@ def test_ntl_closer_digit_costs_less():
     assert ntl(near, target).item() < ntl(far, target).item()
 
 
-@needs_torch
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SFT_STACK, reason="needs torch/transformers/peft/trl")
 def test_ntl_refuses_a_tokenizer_without_digit_tokens():
     from hhx.sft.loss import number_token_loss
 
