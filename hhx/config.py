@@ -336,9 +336,9 @@ class SftConfig:
     # Baseline tasks to export/train on; empty = every baseline task built under data.root.
     tasks: list[str] = field(default_factory=list)
     rows_per_task: int = 6000  # the first N train rows by split_position (spec 6.2)
-    # Where stage=sft_data writes and stage=sft reads the set; None = <data.root>/../sft.
+    # Where stage=sft_data writes and stage=sft reads the set; None = `<data.root>_sft` beside it.
     data_dir: str | None = None
-    # Where the adapter, checkpoints and the training log go; None = outputs/sft/<model>-<name>.
+    # Adapter, checkpoints, loss curve; None = <paths.runs_dir>/sft/<model>-<name>-<loss>.
     output_dir: str | None = None
     # Loss: "ce" (token cross-entropy on the answer) or "ntl" (+ ntl_weight x number-token loss).
     loss: str = "ce"
