@@ -18,10 +18,8 @@ import contextlib
 import csv
 import datetime as dt
 import fcntl
-import hashlib
 import json
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,48 +30,21 @@ import pandas as pd
 from hhx import __version__
 from hhx.config import Mode, TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path, write_csv_atomic, write_json_atomic, write_text_atomic
+from hhx.io import atomic_path, write_csv_atomic, write_json_atomic
 from hhx.tasks.registry import as_task, load_task
 
+from . import csvnum
+from . import manifests as mf
 from . import splits as sp
 
 PROMPT_KEYS = ("id", "time", "release_date", "system", "user", "assistant", "naive_baseline")
-MANIFEST_COLUMNS = [
-    "task_id",
-    "dataset",
-    "topic",
-    "mode",
-    "prompt_file",
-    "tabular_file",
-    "tabular_columns",
-    "min_time",
-    "max_time",
-    "min_release_date",
-    "max_release_date",
-    "eligible_rows",
-    "benchmark_rows",
-    "post_cutoff_rows",
-    "split_file",
-]
-SUMMARY_COLUMNS = [
-    "full_eligible_rows",
-    "pre_cutoff_eligible_rows",
-    "post_cutoff_eligible_rows",
-    "pre_cutoff_exported_rows",
-    "post_cutoff_exported_rows",
-    "exported_rows",
-    "fallback_used",
-]
-SPLIT_MANIFEST_COLUMNS = [
-    "task_id",
-    "sidecar_file",
-    "sidecar_sha256",
-    *SUMMARY_COLUMNS,
-    "table_sha256",
-    "prompt_sha256",
-    "prompt_key_check",
-]
-PROMPT_KEY_CHECK = "exact_full_jsonl_key_reconciliation"
+# The release metadata lives in `manifests`; these names stay importable from here.
+MANIFEST_COLUMNS = mf.MANIFEST_COLUMNS
+SPLIT_MANIFEST_COLUMNS = mf.SPLIT_MANIFEST_COLUMNS
+SUMMARY_COLUMNS = mf.SUMMARY_COLUMNS
+PROMPT_KEY_CHECK = mf.PROMPT_KEY_CHECK
+sha256_file = mf.sha256_file
+stored_cutoff = mf.stored_cutoff
 PROVENANCE_FILE = "hhx_provenance.json"
 EVAL_SAMPLE_DIRS = {"pre_cutoff": "pre_cutoff_test", "post_cutoff": "post_cutoff_test"}
 MODE_LABELS = {Mode.baseline: "Baseline prediction", Mode.policy: "Policy response prediction"}
@@ -127,14 +98,6 @@ def eval_sample_split(split: str) -> str:
 def eval_sample_path(root: str | Path, split: str, task_name: str) -> Path:
     """`{root}/{split}/{task}.jsonl` of the eval-sample layout."""
     return Path(root) / eval_sample_split(split) / f"{task_name}.jsonl"
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,13 +190,21 @@ def _validate_table(df: pd.DataFrame, task: TaskConfig, where: str, line0: int) 
         )
 
 
-def coerce_table(df: pd.DataFrame, task: TaskConfig, where: str = "") -> pd.DataFrame:
-    """A builder's public table in the release typing (text / float64), validated."""
+def coerce_table(
+    df: pd.DataFrame, task: TaskConfig, where: str = "", float_columns: Sequence[str] = ()
+) -> pd.DataFrame:
+    """A builder's public table in the release typing, validated: text columns as strings,
+    integer columns as Int64 (written `2`), other numeric columns as float64 (written as pandas
+    writes floats). A numeric column is an integer column when `csvnum.is_integer_column` says
+    so, unless the builder lists it in `float_columns` (the official frame held it as float)."""
     where = where or f"task {task.name} table"
     expected = table_columns(task)
     if list(df.columns) != expected:
         _column_mismatch(list(df.columns), expected, where)
     text = set(text_columns(task))
+    unknown = sorted(set(float_columns) - (set(expected) - text))
+    if unknown:
+        raise DataError(f"{where}: float_columns {unknown} are not numeric public columns")
     out = {}
     for col in expected:
         values = df[col].reset_index(drop=True)
@@ -241,20 +212,47 @@ def coerce_table(df: pd.DataFrame, task: TaskConfig, where: str = "") -> pd.Data
             text_values = values.astype("string").astype("str")
             # A CSV cannot tell "" from missing; make the frame equal what read_table returns.
             out[col] = text_values.mask(text_values == "")
+            continue
+        if pd.api.types.is_bool_dtype(values):
+            values = values.astype("Int64")
+        numeric = pd.to_numeric(values, errors="coerce")
+        bad = numeric.isna() & values.notna()
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            bad &= values.astype("string").str.strip().fillna("") != ""
+        if bad.any():
+            i = _first(bad)
+            raise DataError(f"{where}: column {col} row {i}: {values.iloc[i]!r} is not a number")
+        if col not in float_columns and csvnum.is_integer_column(numeric):
+            floats = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+            if pd.api.types.is_integer_dtype(numeric):
+                out[col] = numeric.astype("Int64")
+            else:
+                out[col] = pd.array(np.round(floats), dtype="Int64")
         else:
-            numeric = pd.to_numeric(values, errors="coerce")
-            bad = numeric.isna() & values.notna()
-            if values.dtype == object or pd.api.types.is_string_dtype(values):
-                bad &= values.astype("string").str.strip().fillna("") != ""
-            if bad.any():
-                i = _first(bad)
-                raise DataError(
-                    f"{where}: column {col} row {i}: {values.iloc[i]!r} is not a number"
-                )
             out[col] = numeric.astype("float64")
     table = pd.DataFrame(out, columns=expected)
     _validate_table(table, task, where, line0=0)
     return table
+
+
+def official_values(table: pd.DataFrame, task: TaskConfig) -> pd.DataFrame:
+    """The table as the official renderers and baselines read it back from its CSV: numeric
+    columns float64 through pandas 2.2.3's converter (`csvnum`), text columns unchanged."""
+    out = table.copy()
+    text = set(text_columns(task))
+    for col in table.columns:
+        if col in text or col not in set(table_columns(task)):
+            continue
+        values = table[col].to_numpy(dtype=np.float64, na_value=np.nan)
+        if pd.api.types.is_integer_dtype(table[col]):
+            out[col] = values  # written as integers: read back exactly
+            continue
+        try:
+            out[col] = csvnum.reread_floats(values)
+        except ValueError as exc:
+            raise DataError(f"task {task.name} column {col}: {exc}; the official reader "
+                            "rejects it") from None
+    return out
 
 
 def _column_mismatch(actual: list[str], expected: list[str], where: str) -> None:
@@ -283,11 +281,22 @@ def read_table(path: str | Path, task: TaskConfig | str) -> pd.DataFrame:
     dtypes = {c: (str if c in text else "float64") for c in expected}
     # Text keeps literal "NA"/"None" labels; only an empty field is missing.
     na = {c: ([""] if c in text else ["", "nan", "NaN", "NA", "N/A", "null"]) for c in expected}
+    # Exact conversion first (pandas >= 3 has no other), then the official reader's values.
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
     try:
-        df = pd.read_csv(p, dtype=dtypes, keep_default_na=False, na_values=na, encoding="utf-8")
+        df = pd.read_csv(
+            p, dtype=dtypes, keep_default_na=False, na_values=na, encoding="utf-8", **exact
+        )
     except ValueError:
         _locate_bad_number(p, [c for c in expected if c not in text])
         raise
+    for col in expected:
+        if col not in text:
+            try:
+                df[col] = csvnum.reread_floats(df[col].to_numpy())
+            except ValueError as exc:
+                raise DataError(
+                    f"{p}: column {col}: {exc}; the official reader rejects it") from None
     _validate_table(df, task, str(p), line0=2)
     return df
 
@@ -630,26 +639,6 @@ def _root_lock(root: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _upsert_csv(path: Path, row: dict[str, Any], columns: list[str]) -> pd.DataFrame:
-    if path.is_file():
-        old = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if list(old.columns) != columns:
-            raise DataError(
-                f"{path}: columns {list(old.columns)} differ from {columns}; delete the stale file"
-            )
-        old = old.loc[old["task_id"] != row["task_id"]]
-    else:
-        old = pd.DataFrame(columns=columns)
-    new = pd.DataFrame(
-        [{k: ("" if row[k] is None else str(row[k])) for k in columns}], columns=columns
-    )
-    out = pd.concat([old.astype(str), new], ignore_index=True).sort_values(
-        "task_id", kind="mergesort"
-    )
-    write_csv_atomic(path, out.reset_index(drop=True))
-    return out
-
-
 def _check_provenance(root: Path, task_name: str, synthetic: bool) -> None:
     """Demo and real builds never share a root, so a demo task cannot pass for real data."""
     prov = read_provenance(root) or {}
@@ -735,86 +724,17 @@ def write_release_task(
         _write_prompts(paths["prompts"], records)
         write_csv_atomic(paths["sidecar"], public)
         _update_provenance(root, spec.name, synthetic)
-        rel = {k: paths[k].relative_to(root).as_posix() for k in ("table", "prompts", "sidecar")}
-        manifest_row = {
-            "task_id": spec.name,
-            "dataset": spec.survey,
-            "topic": spec.topic,
-            "mode": MODE_LABELS[spec.mode],
-            "prompt_file": rel["prompts"],
-            "tabular_file": rel["table"],
-            "tabular_columns": len(typed.columns),
-            "min_time": typed["time"].min(),
-            "max_time": typed["time"].max(),
-            "min_release_date": typed["release_date"].min(),
-            "max_release_date": typed["release_date"].max(),
-            "eligible_rows": summary["full_eligible_rows"],
-            "benchmark_rows": len(typed),
-            "post_cutoff_rows": summary["post_cutoff_exported_rows"],
-            "split_file": rel["sidecar"],
-        }
-        _upsert_csv(paths["manifest"], manifest_row, MANIFEST_COLUMNS)
-        split_row = {
-            "task_id": spec.name,
-            "sidecar_file": rel["sidecar"],
-            "sidecar_sha256": sha256_file(paths["sidecar"]),
-            **{k: summary[k] for k in SUMMARY_COLUMNS},
-            "table_sha256": sha256_file(paths["table"]),
-            "prompt_sha256": sha256_file(paths["prompts"]),
-            "prompt_key_check": PROMPT_KEY_CHECK,
-        }
-        split_manifest = _upsert_csv(paths["split_manifest"], split_row, SPLIT_MANIFEST_COLUMNS)
-        _write_ready(paths["ready"], split_manifest, cutoff=cutoff, seed=seed)
-        _write_split_config(root / "splits" / "split_config.toml", cutoff=cutoff, seed=seed)
+        mf.upsert_rows(
+            paths["manifest"],
+            [mf.manifest_row(spec, typed, summary, MODE_LABELS[spec.mode])],
+            mf.MANIFEST_COLUMNS,
+            "manifest",
+        )
+        split_manifest = mf.upsert_rows(
+            paths["split_manifest"],
+            [mf.split_manifest_row(spec.name, root, summary)],
+            mf.SPLIT_MANIFEST_COLUMNS,
+            "split_manifest",
+        )
+        mf.write_split_metadata(root, split_manifest, spec, cutoff=cutoff, seed=seed)
     return paths
-
-
-def _write_ready(path: Path, split_manifest: pd.DataFrame, *, cutoff: str, seed: int) -> None:
-    ready = {
-        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "task_count": len(split_manifest),
-        "total_records": int(split_manifest["exported_rows"].astype(int).sum()),
-        "cutoff_date": cutoff,
-        "seed": seed,
-        "python_version": sys.version.split()[0],
-        "hashes": dict(
-            zip(split_manifest["task_id"], split_manifest["sidecar_sha256"], strict=True)
-        ),
-        "fallback_tasks": sorted(
-            split_manifest.loc[split_manifest["fallback_used"] == "True", "task_id"]
-        ),
-        "build_status": "complete",
-        "prompt_key_check": PROMPT_KEY_CHECK,
-        "generator": f"hhx {__version__}",
-    }
-    write_json_atomic(path, ready)
-
-
-def _write_split_config(path: Path, *, cutoff: str, seed: int) -> None:
-    lines = [
-        "# Generated by hhx.bench.splits: the sampling settings of this release.",
-        f"cutoff_date = {json.dumps(cutoff)}",
-        f"seed = {seed}",
-        f"historical_export_cap = {sp.HISTORICAL_EXPORT_CAP}",
-        f"minimum_holdout_rows = {sp.MINIMUM_HOLDOUT_ROWS}",
-    ]
-    write_text_atomic(path, "\n".join(lines) + "\n")
-
-
-def stored_cutoff(root: str | Path) -> str:
-    """The split cutoff a release was built with (split_config.toml, READY.json, else default)."""
-    import tomllib
-
-    splits_dir = Path(root) / "splits"
-    toml_path = splits_dir / "split_config.toml"
-    if toml_path.is_file():
-        with toml_path.open("rb") as fh:
-            value = tomllib.load(fh).get("cutoff_date")
-        if value:
-            return str(value)
-    ready = splits_dir / "READY.json"
-    if ready.is_file():
-        value = json.loads(ready.read_text(encoding="utf-8")).get("cutoff_date")
-        if value:
-            return str(value)
-    return sp.CUTOFF_DATE
