@@ -149,6 +149,9 @@ class SurveyConfig:
     # Where the public data comes from (used in missing-file errors).
     source_url: str = ""
     chunk_rows: int = 250_000
+    # Named deliberate deviations from the reference builder, all off by default; each builder
+    # documents the names it knows (e.g. CPS: cps_extra_missing_codes, cps_raw_dws_columns).
+    improvements: list[str] = field(default_factory=list)
 
 
 @dataclass
