@@ -230,8 +230,11 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
             f"{type(table).__name__}, not a DataFrame"
         )
     steps = _steps_frame(table.attrs.get("construction_steps"), task)
-    float_columns = list(table.attrs.get("float_columns", ()))
     public_cols = check_builder_columns(table, task)
+    # Macro columns come from the macro-context floats in the reference too: float text always.
+    macro = set(getattr(ctx.macro_context, "columns", ())) - set(text_columns(task))
+    float_columns = list(dict.fromkeys([*table.attrs.get("float_columns", ()),
+                                        *(c for c in public_cols if c in macro)]))
     table = table.reset_index(drop=True)
 
     key_cols = ["id", "time", "release_date"]
