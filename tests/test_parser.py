@@ -424,3 +424,47 @@ def test_long_hostile_answers_are_decided_like_the_reference():
     assert err(JOBFIND, "[1, " * 1 + "1, " * 20_000) == "expected_json_array"
     assert err(JOBFIND, '"[' * 20_000) == "expected_json_array"
     assert err(JOBFIND, "[]" * 20_000) == "expected_1_array_elements"
+
+
+def test_renesting_scan_equals_decoding_value_after_value():
+    """The repair's linear scan finds the same vectors as the reference's loop, which decodes
+    one value after another (separated by whitespace/commas) until one does not decode."""
+    import json
+    import random
+
+    from hhx.scoring.parser import _renest, answer_spec
+
+    def reference(text, spec):
+        decoder, values, i = json.JSONDecoder(), [], 0
+        try:
+            while i < len(text):
+                while i < len(text) and text[i] in " \t\r\n,":
+                    i += 1
+                if i >= len(text):
+                    break
+                try:
+                    value, i = decoder.raw_decode(text, i)
+                except json.JSONDecodeError:
+                    break
+                values.append(value)
+        except (ValueError, RecursionError):
+            return None  # the reference crashes; hhx keeps the original error
+        sizes = [len(lab) for lab in spec.labels]
+        vectors = [v for v in values if isinstance(v, list)]
+        if len(vectors) == len(sizes) and all(len(v) == k for v, k in zip(vectors, sizes)):
+            return vectors
+        if len(vectors) == 1 and len(vectors[0]) == sum(sizes):
+            return [vectors[0][:2], vectors[0][2:]] if len(sizes) == 2 else [vectors[0]]
+        return None
+
+    tokens = ["[0.5, 0.5]", "[0.2,0.8]", "[1]", "0.5", ",", " ", '"x"', "true", "NaN", "{}",
+              '{"a": [1]}', "x", "[", "]", "1e5", "01", "-", "[0.1, 0.9, 0.5, 0.5]", '"[1,2]"']
+    rng = random.Random(7)
+    for spec in (answer_spec(MOVE), answer_spec(SEARCH)):
+        for _ in range(1500):
+            text = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 12)))
+            try:
+                got = _renest(text, spec)
+            except (ValueError, RecursionError):
+                got = None
+            assert got == reference(text, spec), text

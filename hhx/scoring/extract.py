@@ -157,7 +157,7 @@ _LIT = r"(?:true|false|null|NaN|-?Infinity)"
 
 
 @lru_cache(maxsize=4)
-def _patterns(int_limit: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _patterns(int_limit: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], str]:
     integer = r"(?:0|[1-9][0-9]*+)" if int_limit <= 0 else (
         r"(?:0|[1-9][0-9]{0,%s}+)(?![0-9])".replace("%s", str(max(int_limit - 2, 0)))
     )
@@ -167,7 +167,19 @@ def _patterns(int_limit: int) -> tuple[re.Pattern[str], re.Pattern[str], re.Patt
     array_run = re.compile(rf"(?:{ws},{ws}{scalar})*+")
     object_run = re.compile(rf"(?:{ws},{ws}{_STR}{ws}:{ws}{scalar})*+")
     full_number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-    return array_run, object_run, full_number
+    return array_run, object_run, full_number, scalar
+
+
+def scalar_run() -> re.Pattern[str]:
+    """A run of JSON scalars each after any whitespace and commas, matching exactly what the
+    decoder decodes there (an integer at the digit limit ends the run)."""
+    return _scalar_run(_int_limit())
+
+
+@lru_cache(maxsize=4)
+def _scalar_run(int_limit: int) -> re.Pattern[str]:
+    scalar = _patterns(int_limit)[3]
+    return re.compile(rf"(?:[ \t\n\r,]*+{scalar})*+")
 
 
 class _Recogniser:
@@ -179,7 +191,7 @@ class _Recogniser:
         self.quote_end = quote_end
         self.memo: dict[int, tuple[int, int, int]] = {}
         self.int_limit = _int_limit()
-        self.array_run, self.object_run, self.number = _patterns(self.int_limit)
+        self.array_run, self.object_run, self.number, _ = _patterns(self.int_limit)
         self.depth_cap = depth_cap
         self.last_open = max(text.rfind("["), text.rfind("{"))
 

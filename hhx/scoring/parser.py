@@ -18,7 +18,7 @@ from typing import Any
 
 from hhx.config import Shape, TargetType, TaskConfig
 from hhx.errors import DataError
-from hhx.scoring.extract import NESTING_TOO_DEEP, extract
+from hhx.scoring.extract import NESTING_TOO_DEEP, extract, scalar_run
 
 PROBABILITY_SUM_TOLERANCE = 1e-6
 THINK_CLOSE = "</think>"
@@ -202,12 +202,16 @@ def _strict(raw: Any, spec: AnswerSpec) -> ParseResult:
 # Opt-in repairs
 
 
-def _top_level_values(text: str) -> list[Any]:
-    """Decode consecutive JSON values separated by whitespace/commas, stopping at the first
-    position that does not decode."""
-    values: list[Any] = []
+def _top_level_lists(text: str, most: int) -> list[list] | None:
+    """The lists among the consecutive JSON values separated by whitespace/commas (decoding
+    stops at the first position that does not decode), or None once there are more than
+    `most` (then no renesting can fit). Runs of scalars are skipped by one regular expression
+    that accepts exactly what the decoder would decode there, so the scan stays linear."""
+    skip = scalar_run()
+    lists: list[list] = []
     i, n = 0, len(text)
     while i < n:
+        i = skip.match(text, i).end()
         while i < n and text[i] in _SEPARATORS:
             i += 1
         if i >= n:
@@ -216,8 +220,11 @@ def _top_level_values(text: str) -> list[Any]:
             value, i = _DECODER.raw_decode(text, i)
         except json.JSONDecodeError:
             break
-        values.append(value)
-    return values
+        if isinstance(value, list):
+            lists.append(value)
+            if len(lists) > most:
+                return None
+    return lists
 
 
 def _renest(text: str, spec: AnswerSpec) -> list | None:
@@ -227,7 +234,9 @@ def _renest(text: str, spec: AnswerSpec) -> list | None:
     whose length is the sum of the lengths (split in order). Never truncates or pads.
     """
     sizes = [len(labels) for labels in spec.labels]
-    vectors = [v for v in _top_level_values(text) if isinstance(v, list)]
+    vectors = _top_level_lists(text, max(len(sizes), 1))
+    if vectors is None:
+        return None
     if len(vectors) == len(sizes) and all(len(v) == k for v, k in zip(vectors, sizes)):
         return vectors
     if len(vectors) == 1 and len(vectors[0]) == sum(sizes):
