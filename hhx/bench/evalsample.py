@@ -81,8 +81,8 @@ def _checked_sidecar(
             f"rebuild or re-download {task}"
         )
     sidecar = lay.read_sidecar(path)
-    rows = tasks.at[task, "benchmark_rows"]
-    if rows and len(sidecar) != int(rows):
+    rows = str(tasks.at[task, "benchmark_rows"])
+    if rows and (not rows.isdigit() or len(sidecar) != int(rows)):
         raise DataError(
             f"{path}: {len(sidecar)} rows but manifest.csv lists {rows} benchmark rows for {task}"
         )
