@@ -160,6 +160,9 @@ class SurveyConfig:
     # Settings of this source's seeded generator for `data=demo` (sizes, spans), passed to its
     # writer in hhx/surveys/synthetic/demo.py.
     demo: dict[str, Any] = field(default_factory=dict)
+    # Named deliberate deviations from the reference builder, all off by default; each builder
+    # documents the names it knows (e.g. CPS: cps_extra_missing_codes, cps_raw_dws_columns).
+    improvements: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -108,7 +108,7 @@ def test_score_stage_reproduces_the_run(demo, tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text("".join(line + "\n" for line in prompts.read_text().splitlines()
                             if json.loads(line)["id"] in keep and json.loads(line)["time"]
-                            in {d["time"] for d in logged["details"]}))
+                            in {d["id"].split("@", 1)[1] for d in logged["details"]}))
     out = tmp_path / "result.json"
     hhx(workdir, "stage=score", f"task={TASK}", f"score.gold={gold}",
         f"score.predictions={preds}", f"score.output={out}", "tracking=none")

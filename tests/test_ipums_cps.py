@@ -89,8 +89,8 @@ def test_build_streams_to_parquet_with_types_niu_labels_and_release(
     assert str(out["WTFINL"].dtype) == "Float64"
     # file order kept
     assert (out["CPSIDP"].to_numpy() == raw["CPSIDP"].to_numpy()).all()
-    # NIU codes -> NA, other values unchanged
-    for col, niu in (("EMPSTAT", 0), ("DURUNEMP", 999), ("CLASSWKR", 0)):
+    # NIU codes of the reference table -> NA, other values unchanged
+    for col, niu in (("EMPSTAT", 0), ("CLASSWKR", 0)):
         was_niu = (raw[col] == niu).to_numpy()
         assert was_niu.any() and out[col][was_niu].isna().all()
         assert (out[col][~was_niu].to_numpy() == raw[col][~was_niu].to_numpy()).all()
@@ -106,6 +106,41 @@ def test_build_streams_to_parquet_with_types_niu_labels_and_release(
     assert (out.loc[march19, "release_date"] == "2019-04-22").all()
     assert set(out["covid_period"].unique()) == {0, 1}
     assert (out.loc[raw["YEAR"] == 2020, "covid_period"] == 1).all()
+
+
+def test_intermediate_is_the_reference_s_by_default_and_hhx_codes_are_opt_in(
+    extract: Path, raw: pd.DataFrame, tmp_path: Path
+) -> None:
+    official = pd.read_parquet(build(survey(), extract.parent, tmp_path / "a").outputs["cps_basic"])
+    cfg = survey()
+    cfg.improvements = ["cps_extra_missing_codes", "cps_raw_dws_columns"]
+    hhx = pd.read_parquet(build(cfg, extract.parent, tmp_path / "b").outputs["cps_basic"])
+    # the reference's missing-code table lacks these four IPUMS NIU codes: kept by default
+    for col, niu in (("DURUNEMP", 999), ("AHRSWORKT", 999), ("EARNWEEK", 9999.99),
+                     ("HOURWAGE", 999.99)):
+        was = np.isclose(raw[col].to_numpy(dtype=float), niu)
+        assert was.any() and (official[col][was] == niu).all()
+        assert hhx[col][was].isna().all()
+        assert (hhx[col][~was].to_numpy() == official[col][~was].to_numpy()).all()
+    # the reference writes the harmonised DWS values into the raw columns too
+    for col in ("DWWEEKC", "DWWEEKL", "DWYEARS", "DWJOBSINCE", "DWWKSUN"):
+        special = raw[col].to_numpy(dtype=float) >= {"DWYEARS": 99.96, "DWJOBSINCE": 95,
+                                                     "DWWKSUN": 996}.get(col, 9999.96)
+        assert special.any() and (~special).any()
+        assert official[col][special].isna().all()
+        assert official[col].equals(official[col.lower()])
+        assert np.allclose(official[col][~special].astype(float), raw[col][~special])
+        assert np.allclose(hhx[col].astype(float), raw[col])  # raw codes kept on request
+        assert hhx[col.lower()].equals(official[col.lower()])
+
+
+def test_an_unknown_improvement_is_a_config_error(extract: Path, tmp_path: Path) -> None:
+    from hhx.errors import ConfigError
+
+    cfg = survey()
+    cfg.improvements = ["cps_extra_missing_code"]
+    with pytest.raises(ConfigError, match="cps_extra_missing_codes"):
+        build(cfg, extract.parent, tmp_path)
 
 
 def test_build_is_atomic_and_chunk_size_independent(extract: Path, tmp_path: Path) -> None:

@@ -307,3 +307,164 @@ def test_error_codes_of_real_parse_errors():
     assert error_code(err(JOBFIND, '["x"]')) == "invalid_label"
     assert error_code(err(OWNER, "[null]")) == "expected_categorical_label"
     assert error_code(err(SEARCH, "[[0.5, 0.5], 1]")) == "expected_probability_vector"
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile answers: the reference's classification, no traceback, linear extraction
+
+
+def test_an_integer_beyond_python_s_digit_limit_at_any_start_is_invalid_as_in_the_reference():
+    huge = "9" * 5000
+    # json.loads of the whole text and the decode at the second "[" raise int()'s ValueError;
+    # the reference stops there although a valid array came first
+    message = ("Exceeds the limit (4300 digits) for integer string conversion: value has 5000 "
+               "digits; use sys.set_int_max_str_digits() to increase the limit")
+    assert err(JOBFIND, f'["employed"] [{huge}]') == message
+    assert err(JOBFIND, f"[{huge}]") == message
+    assert error_code(message) == "integer_too_long"
+    # not at a start: the valid array wins, as in the reference
+    assert err(JOBFIND, f'["employed"] {huge}') is None
+
+
+def test_a_400_digit_integer_in_a_numeric_slot_is_non_finite():
+    assert err(JOBLOSS, "[" + "9" * 400 + "]") == "annual_food_spending:non_finite_number"
+    assert err(MOVE, "[[0.5, " + "1" * 400 + "]]") == "move_probability_12m:non_finite_number"
+    assert err(JOBFIND, "[" + "7" * 400 + "]").startswith("labor_force_status:invalid_label:")
+
+
+def test_nesting_beyond_the_decoder_s_limit_is_classified():
+    deep = ("[" * 5000, "[" * 5000 + "]" * 5000, "x " + '{"a": ' * 3000, "[1] " + "[" * 5000)
+    for raw in deep:
+        assert err(JOBFIND, raw) == "nesting_too_deep"
+    assert error_code("nesting_too_deep") == "nesting_too_deep"
+    # the repair decodes value after value: a deep value there keeps the original error
+    assert err(MOVE, "[0.5] " + "[" * 5000, repair_distribution_nesting=True) == (
+        "nesting_too_deep")
+
+
+def _oracle(text: str):
+    """The reference's rule, one `raw_decode` per start (quadratic, fine for short texts)."""
+    import json
+
+    from hhx.scoring.extract import ExtractionError, _extract_by_trying_every_start
+
+    try:
+        return ("ok", repr(json.loads(text)))
+    except json.JSONDecodeError:
+        pass
+    except RecursionError:
+        return ("error", "nesting_too_deep")
+    except ValueError as exc:
+        return ("error", str(exc))
+    try:
+        return ("ok", repr(_extract_by_trying_every_start(text)))
+    except ExtractionError as exc:
+        return ("error", str(exc))
+    except ValueError as exc:
+        return ("error", str(exc))
+
+
+def _linear(text: str):
+    import json
+
+    from hhx.scoring.extract import ExtractionError, _extract_linear
+
+    try:
+        return ("ok", repr(json.loads(text)))
+    except json.JSONDecodeError as exc:
+        first = exc
+    except RecursionError:
+        return ("error", "nesting_too_deep")
+    except ValueError as exc:
+        return ("error", str(exc))
+    try:
+        return ("ok", repr(_extract_linear(text, first)))
+    except ExtractionError as exc:
+        return ("error", str(exc))
+    except ValueError as exc:
+        return ("error", str(exc))
+
+
+def test_linear_extraction_equals_the_reference_rule_on_random_texts(monkeypatch):
+    import random
+    import sys
+
+    monkeypatch.setattr(sys, "get_int_max_str_digits", lambda: 640)  # cheaper huge integers
+    sys.set_int_max_str_digits(640)
+    try:
+        tokens = ['[', ']', '{', '}', '"', '\\', ',', ':', ' ', '1', '0', '-', '.', 'e', '+',
+                  'u', 't', '\x01', '\n', 'true', 'null', 'NaN', '-Infinity', '"x"', '"\\u00e9"',
+                  '\\"', '\\\\', '\\u12', '[1,2]', '{"a":1}', '{"a":', '"a":', ':1}', '{}',
+                  '[]', ', ', '9' * 639, '9' * 641, '[[[[', ']]]]', '0.5', '1e5', '"[', '["']
+        rng = random.Random(20261201)
+        for _ in range(1200):
+            text = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 30))).strip()
+            if text:
+                assert _linear(text) == _oracle(text), text
+    finally:
+        sys.set_int_max_str_digits(4300)
+
+
+@pytest.mark.slow
+def test_linear_extraction_equals_the_reference_rule_near_the_depth_limit():
+    from hhx.scoring.extract import decoder_depth_limit
+
+    limit = decoder_depth_limit()
+    for d in (limit - 70, limit, limit + 3):
+        for text in ("x" + "[" * d, "x" + "[" * d + "]" * d, "x" + "[" * d + "1" + "]" * d +
+                     " [0.5]", "[0.5] x " + "[" * d + "]" * d, "x" + '{"a":' * d + "1" + "}" * d,
+                     "x" + "[" * d + "1, " * 50, '"' + "[" * d + '" [1]'):
+            assert _linear(text) == _oracle(text), (d, text[:40])
+
+
+def test_long_hostile_answers_are_decided_like_the_reference():
+    escaped = '\\"' * 20_000  # the issue's 40 KB answer
+    assert err(JOBFIND, escaped) == "expected_json_array"
+    assert err(JOBFIND, "the answer is " * 3000 + '["employed"]') is None
+    assert err(JOBFIND, "[1, " * 1 + "1, " * 20_000) == "expected_json_array"
+    assert err(JOBFIND, '"[' * 20_000) == "expected_json_array"
+    assert err(JOBFIND, "[]" * 20_000) == "expected_1_array_elements"
+
+
+def test_renesting_scan_equals_decoding_value_after_value():
+    """The repair's linear scan finds the same vectors as the reference's loop, which decodes
+    one value after another (separated by whitespace/commas) until one does not decode."""
+    import json
+    import random
+
+    from hhx.scoring.parser import _renest, answer_spec
+
+    def reference(text, spec):
+        decoder, values, i = json.JSONDecoder(), [], 0
+        try:
+            while i < len(text):
+                while i < len(text) and text[i] in " \t\r\n,":
+                    i += 1
+                if i >= len(text):
+                    break
+                try:
+                    value, i = decoder.raw_decode(text, i)
+                except json.JSONDecodeError:
+                    break
+                values.append(value)
+        except (ValueError, RecursionError):
+            return None  # the reference crashes; hhx keeps the original error
+        sizes = [len(lab) for lab in spec.labels]
+        vectors = [v for v in values if isinstance(v, list)]
+        if len(vectors) == len(sizes) and all(len(v) == k for v, k in zip(vectors, sizes)):
+            return vectors
+        if len(vectors) == 1 and len(vectors[0]) == sum(sizes):
+            return [vectors[0][:2], vectors[0][2:]] if len(sizes) == 2 else [vectors[0]]
+        return None
+
+    tokens = ["[0.5, 0.5]", "[0.2,0.8]", "[1]", "0.5", ",", " ", '"x"', "true", "NaN", "{}",
+              '{"a": [1]}', "x", "[", "]", "1e5", "01", "-", "[0.1, 0.9, 0.5, 0.5]", '"[1,2]"']
+    rng = random.Random(7)
+    for spec in (answer_spec(MOVE), answer_spec(SEARCH)):
+        for _ in range(1500):
+            text = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 12)))
+            try:
+                got = _renest(text, spec)
+            except (ValueError, RecursionError):
+                got = None
+            assert got == reference(text, spec), text

@@ -164,9 +164,11 @@ def test_repeated_ids_join_on_id_and_time():
     assert result["num_valid"] == 3
     assert result["valid_example_ids"] == ["h1@2019-12-01", "h1@2020-03-01", "h2@2020-03-01"]
     assert result["metrics"]["primary_score"] == 0.0  # exact predictions
-    assert [(d["id"], d["time"]) for d in result["details"]] == [
-        ("h1@2019-12-01", "2019-12-01"), ("h1@2020-03-01", "2020-03-01"),
-        ("h2@2020-03-01", "2020-03-01")]
+    assert [d["id"] for d in result["details"]] == [
+        "h1@2019-12-01", "h1@2020-03-01", "h2@2020-03-01"]
+    # exactly the reference's detail keys, in its order: no `time` key although keyed on time
+    assert all(list(d) == ["id", "valid", "raw_prediction", "parsed_prediction", "reference",
+                           "naive_baseline", "error", "repaired"] for d in result["details"])
 
 
 def test_repeated_ids_require_time_in_predictions():
@@ -304,3 +306,100 @@ def test_describe():
     assert cat["official_metrics"] == ["macro_f1", "accuracy"]
     assert cat["fields"][0]["labels"] == ["employed", "unemployed", "not_in_labor_force"]
     json.dumps(d)  # JSON-able
+
+
+# --------------------------------------------------------------------------------------------
+# The result file, hostile input (stage=score)
+
+
+def _score_stage(tmp_path, task_name, gold, preds, *, raw_preds: bytes | None = None, **score):
+    from hhx.stages import score as stage
+    from hhx.tasks.registry import CONF_DIR
+
+    gold_path, pred_path = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    out = tmp_path / "r.json"
+    gold_path.write_text("".join(json.dumps(g) + "\n" for g in gold))
+    if raw_preds is None:
+        pred_path.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    else:
+        pred_path.write_bytes(raw_preds)
+    from hhx.config import TaskConfig as _Task
+
+    task = OmegaConf.merge(OmegaConf.structured(_Task),
+                           OmegaConf.load(CONF_DIR / "task" / f"{task_name}.yaml"))
+    cfg = OmegaConf.create({
+        "task": task,
+        "score": {"gold": str(gold_path), "predictions": str(pred_path), "output": str(out),
+                  "prediction_field": None, "repair_number_formatting": False,
+                  "repair_distribution_nesting": False, "include_details": True, **score},
+    })
+    stage.run(cfg)
+    return out
+
+
+JOBFIND_GOLD = [{"id": f"p{i}", "time": "2024-01-01", "release_date": "2024-02-15",
+                 "system": "s", "user": "u", "assistant": '["employed"]',
+                 "naive_baseline": '["unemployed"]'} for i in range(4)]
+
+
+def test_result_file_is_written_as_the_reference_writes_it(tmp_path):
+    preds = [{"id": "p0", "time": "2024-01-01", "prediction": '["employed"]'},
+             {"id": "p1", "time": "2024-01-01", "prediction": '["x"]'}]
+    out = _score_stage(tmp_path, "labor_cps_jobfind", JOBFIND_GOLD, preds)
+    text = out.read_text()
+    result = json.loads(text)
+    assert text == json.dumps(result, indent=2, sort_keys=True) + "\n"
+    assert list(result) == sorted(result) and result["num_valid"] == 1
+    assert list(result["details"][0]) == sorted(
+        ["id", "valid", "raw_prediction", "parsed_prediction", "reference", "naive_baseline",
+         "error", "repaired"])
+    no_details = _score_stage(tmp_path, "labor_cps_jobfind", JOBFIND_GOLD, preds,
+                              include_details=False)
+    assert "details" not in json.loads(no_details.read_text())
+
+
+def test_nan_predictions_and_overflowing_relmae_are_written_as_python_json_tokens(tmp_path):
+    gold = [{"id": f"g{i}", "time": "2024-01-01", "release_date": "2024-02-15", "system": "s",
+             "user": "u", "assistant": f"[{i}]", "naive_baseline": "[0]"} for i in range(1, 4)]
+    preds = [{"id": "g1", "time": "2024-01-01", "prediction": float("nan")},  # a NaN token
+             {"id": "g2", "time": "2024-01-01", "prediction": "[1.7e308]"},
+             {"id": "g3", "time": "2024-01-01", "prediction": "[1.7e308]"}]
+    out = _score_stage(tmp_path, "cons_sce_growth", gold, preds)
+    text = out.read_text()
+    assert '"raw_prediction": NaN' in text
+    assert '"mean_relmae": Infinity' in text and '"primary_score": Infinity' in text
+    result = json.loads(text)
+    assert result["error_counts"] == {"expected_json_array": 1} and result["num_valid"] == 2
+
+
+def test_hostile_answers_through_stage_score_are_classified(tmp_path):
+    answers = {
+        "p0": "[" * 5000,
+        "p1": '["employed"] [' + "9" * 5000 + "]",
+        "p2": '\\"' * 20_000,
+        "p3": "[" + "7" * 400 + "]",
+    }
+    preds = [{"id": k, "time": "2024-01-01", "prediction": v} for k, v in answers.items()]
+    result = json.loads(_score_stage(tmp_path, "labor_cps_jobfind", JOBFIND_GOLD, preds)
+                        .read_text())
+    errors = {d["id"].split("@")[0]: d["error"] for d in result["details"]}
+    assert errors["p0"] == "nesting_too_deep"
+    assert errors["p1"].startswith("Exceeds the limit (4300 digits)")
+    assert errors["p2"] == "expected_json_array"
+    assert errors["p3"].startswith("labor_force_status:invalid_label:7777")
+    assert result["num_valid"] == 0
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b'{"id": "p0", "prediction": "[\\"employed\\"]"}\n{"id": "p1", "prediction": "\xff"}\n',
+     r"pred\.jsonl:2: byte 0xff is not UTF-8"),
+    (b'{"id": "p0", "prediction": [' + b"9" * 5000 + b"]}\n",
+     r"pred\.jsonl:1: Exceeds the limit \(4300 digits\)"),
+    (b'{"id": "p0", "prediction": ' + b"[" * 5000 + b"]" * 5000 + b"}\n",
+     r"pred\.jsonl:1: a value is nested too deep"),
+    (b'{"id": "p0", "prediction": "x"\n', r"pred\.jsonl:1: invalid JSONL row"),
+])
+def test_unreadable_prediction_files_are_one_line_errors(tmp_path, raw, message):
+    with pytest.raises(ScoringError, match=message) as info:
+        _score_stage(tmp_path, "labor_cps_jobfind", JOBFIND_GOLD, [], raw_preds=raw)
+    assert "\n" not in str(info.value)

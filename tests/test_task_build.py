@@ -259,3 +259,40 @@ def test_parallel_rendering_equals_serial(tmp_path, monkeypatch):
     a = (tmp_path / "serial" / "prompts" / f"{task.name}.jsonl").read_bytes()
     b = (tmp_path / "parallel" / "prompts" / f"{task.name}.jsonl").read_bytes()
     assert a == b and np.array_equal(serial.splits.to_numpy(), parallel.splits.to_numpy())
+
+
+def test_prompts_show_the_numbers_the_official_renderer_reads_back(fake_builder, tmp_path,
+                                                                    monkeypatch):
+    """A table value 5.1049999999999995 is written so, re-read by pandas 2.2.3 as 5.105 and
+    shown `5.11` by the official renderer (`{:.2f}`); every builder gets the re-read values."""
+    module = sys.modules[fake_builder]
+    original_table, original_render = module.build_table, module.render
+    seen: list[object] = []
+
+    def table(ctx):
+        out = original_table(ctx)
+        out["y2"] = 5.1049999999999995
+        return out
+
+    def render(row, task):
+        seen.append(row["y2"])
+        system, user = original_render(row, task)
+        return system, f"Your spending grew by {row['y2']:.2f}%. " + user
+
+    monkeypatch.setattr(module, "build_table", table)
+    monkeypatch.setattr(module, "render", render)
+    task = numeric_task(fake_builder)
+    root = tmp_path / "hb"
+    build.build_task(context(task, tmp_path), root, synthetic=True)
+    line = (root / "prompts" / f"{task.name}.jsonl").read_text().splitlines()[0]
+    record = json.loads(line)
+    assert "grew by 5.11%" in record["user"] and "5.10%" not in record["user"]
+    assert set(seen) == {5.105}
+    assert json.loads(record["assistant"])[1] == 5.105  # the gold answer too
+    # the table keeps the value itself; integer columns are written as integers
+    table_rows = pd.read_csv(root / "tabular" / f"{task.name}.csv", dtype=str)
+    assert set(table_rows["y2"]) == {"5.1049999999999995"}
+    assert table_rows["y1"].str.fullmatch(r"\d+").all() and table_rows["age"].str.isdigit().all()
+    # and the build wrote the task's eval-sample cells beside the release
+    sample = pd.read_csv(tmp_path / "hb_evalsample" / "manifest.csv", dtype=str)
+    assert sample["task_id"].tolist() == [task.name, task.name]

@@ -4,12 +4,14 @@ Everything downstream of the task builders (predictors, scoring, the eval sample
 reads tasks only through `load_bench_task`, so a user's download of the official release (or of
 its eval sample) and hhx's own builds are interchangeable. Release layout under `root`:
 
-    tabular/<task>.csv      public table (spec 4.1)
+    tabular/<task>.csv      public table (spec 4.1; typing and number text in `table`)
     prompts/<task>.jsonl    prompt records, same row order (spec 4.2)
     splits/<task>.csv       split sidecar, same row order (spec 5.6)
-    manifest.csv, splits/manifest.csv, splits/READY.json, hhx_provenance.json (hhx builds only)
+    manifest.csv, splits/{manifest.csv,split_config.toml,READY.json} (written as the reference
+    writes them, `manifests`), hhx_provenance.json (hhx builds only)
 
-Eval-sample layout: `{root}/pre_cutoff/<task>.jsonl` and `{root}/post_cutoff/<task>.jsonl`.
+Eval-sample layout: `{root}/pre_cutoff/<task>.jsonl`, `{root}/post_cutoff/<task>.jsonl` and
+`{root}/manifest.csv` (`evalsample`; a build writes it beside the release, `<root>_evalsample`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ import contextlib
 import csv
 import datetime as dt
 import fcntl
-import hashlib
 import json
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,57 +30,29 @@ import numpy as np
 import pandas as pd
 
 from hhx import __version__
-from hhx.config import Mode, TargetType, TaskConfig
+from hhx.config import Mode, TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path, write_csv_atomic, write_json_atomic, write_text_atomic
-from hhx.tasks.registry import as_task, load_task
+from hhx.io import atomic_path, write_csv_atomic, write_json_atomic
 
+from . import manifests as mf
 from . import splits as sp
+from .table import _LAYOUT_HINT, _column_mismatch, _first, _task, coerce_table, read_table
+from .table import official_values as official_values  # re-exported: part of the layout API
+from .table import table_columns as table_columns
+from .table import target_domains as target_domains
+from .table import text_columns as text_columns
 
 PROMPT_KEYS = ("id", "time", "release_date", "system", "user", "assistant", "naive_baseline")
-MANIFEST_COLUMNS = [
-    "task_id",
-    "dataset",
-    "topic",
-    "mode",
-    "prompt_file",
-    "tabular_file",
-    "tabular_columns",
-    "min_time",
-    "max_time",
-    "min_release_date",
-    "max_release_date",
-    "eligible_rows",
-    "benchmark_rows",
-    "post_cutoff_rows",
-    "split_file",
-]
-SUMMARY_COLUMNS = [
-    "full_eligible_rows",
-    "pre_cutoff_eligible_rows",
-    "post_cutoff_eligible_rows",
-    "pre_cutoff_exported_rows",
-    "post_cutoff_exported_rows",
-    "exported_rows",
-    "fallback_used",
-]
-SPLIT_MANIFEST_COLUMNS = [
-    "task_id",
-    "sidecar_file",
-    "sidecar_sha256",
-    *SUMMARY_COLUMNS,
-    "table_sha256",
-    "prompt_sha256",
-    "prompt_key_check",
-]
-PROMPT_KEY_CHECK = "exact_full_jsonl_key_reconciliation"
+# The release metadata lives in `manifests`; these names stay importable from here.
+MANIFEST_COLUMNS = mf.MANIFEST_COLUMNS
+SPLIT_MANIFEST_COLUMNS = mf.SPLIT_MANIFEST_COLUMNS
+SUMMARY_COLUMNS = mf.SUMMARY_COLUMNS
+PROMPT_KEY_CHECK = mf.PROMPT_KEY_CHECK
+sha256_file = mf.sha256_file
+stored_cutoff = mf.stored_cutoff
 PROVENANCE_FILE = "hhx_provenance.json"
 EVAL_SAMPLE_DIRS = {"pre_cutoff": "pre_cutoff_test", "post_cutoff": "post_cutoff_test"}
 MODE_LABELS = {Mode.baseline: "Baseline prediction", Mode.policy: "Policy response prediction"}
-_LAYOUT_HINT = (
-    "the official release layout is tabular/<task>.csv, prompts/<task>.jsonl and "
-    "splits/<task>.csv under data.root"
-)
 _NO_TRAINING = "the eval-sample layout has no training rows; point data.root at the full release"
 
 
@@ -127,182 +99,6 @@ def eval_sample_split(split: str) -> str:
 def eval_sample_path(root: str | Path, split: str, task_name: str) -> Path:
     """`{root}/{split}/{task}.jsonl` of the eval-sample layout."""
     return Path(root) / eval_sample_split(split) / f"{task_name}.jsonl"
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Table typing (spec 4.1)
-
-
-def table_columns(task: TaskConfig) -> list[str]:
-    """Public table columns in their exact order."""
-    return ["id", "time", "release_date", *task.targets, *task.prompt_predictors]
-
-
-def text_columns(task: TaskConfig) -> list[str]:
-    """Columns read as text; every other public column is float64."""
-    cols = ["id", "time", "release_date", *task.categorical_predictors]
-    if task.target_type is TargetType.categorical:
-        cols += list(task.targets)
-    return cols
-
-
-def target_domains(task: TaskConfig) -> dict[str, list[str]]:
-    """Allowed values of each categorical target column (registry domain, else labels)."""
-    if task.target_type is not TargetType.categorical:
-        return {}
-    return {
-        col: list(f.domain or f.labels or [])
-        for col, f in zip(task.targets, task.fields, strict=True)
-    }
-
-
-def _first(mask: pd.Series | np.ndarray) -> int:
-    return int(np.flatnonzero(np.asarray(mask, dtype=bool))[0])
-
-
-def _validate_table(df: pd.DataFrame, task: TaskConfig, where: str, line0: int) -> None:
-    """Typed-table rules; `line0` maps row i to `line i+line0` (2 for a CSV with a header)."""
-
-    def at(i: int) -> str:
-        return f"line {i + line0}" if line0 else f"row {i}"
-
-    for col in ("id", "time", "release_date"):
-        empty = df[col].isna() | (df[col].astype("string").str.strip() == "").fillna(True)
-        if empty.any():
-            raise DataError(f"{where}: column {col} is empty at {at(_first(empty))}")
-        if col != "id":
-            bad = sp.invalid_iso_dates(df[col])
-            if bad.any():
-                i = _first(bad)
-                raise DataError(
-                    f"{where}: column {col} {at(i)}: {df[col].iloc[i]!r} "
-                    "is not a valid YYYY-MM-DD date"
-                )
-    text = set(text_columns(task))
-    for col in df.columns:
-        if col in text:
-            continue
-        values = df[col].to_numpy(dtype=np.float64, na_value=np.nan)
-        inf = np.isinf(values)
-        if inf.any():
-            i = _first(inf)
-            raise DataError(
-                f"{where}: column {col} {at(i)}: infinite value {values[i]!r} (±inf is not allowed)"
-            )
-    for col, domain in target_domains(task).items():
-        outside = ~df[col].isin(domain)
-        if outside.any():
-            i = _first(outside)
-            raise DataError(
-                f"{where}: column {col} {at(i)}: {df[col].iloc[i]!r} is not a label of task "
-                f"{task.name} (allowed: {', '.join(domain)})"
-            )
-    if task.target_type is not TargetType.categorical:
-        for col in task.targets:
-            missing = df[col].isna()
-            if missing.any():
-                raise DataError(f"{where}: target column {col} is missing at {at(_first(missing))}")
-    for col in task.required_predictors:  # the official reader rejects these when missing
-        missing = df[col].isna()
-        if missing.any():
-            i = _first(missing)
-            raise DataError(
-                f"{where}: task {task.name} required predictor {col} is missing at {at(i)} "
-                f"(id {df['id'].iloc[i]!r}, time {df['time'].iloc[i]!r})"
-            )
-    dup = df.duplicated(["id", "time"])
-    if dup.any():
-        i = _first(dup)
-        raise DataError(
-            f"{where}: duplicate (id, time) = ({df['id'].iloc[i]}, {df['time'].iloc[i]}) "
-            f"at {at(i)}; (id, time) must be unique"
-        )
-
-
-def coerce_table(df: pd.DataFrame, task: TaskConfig, where: str = "") -> pd.DataFrame:
-    """A builder's public table in the release typing (text / float64), validated."""
-    where = where or f"task {task.name} table"
-    expected = table_columns(task)
-    if list(df.columns) != expected:
-        _column_mismatch(list(df.columns), expected, where)
-    text = set(text_columns(task))
-    out = {}
-    for col in expected:
-        values = df[col].reset_index(drop=True)
-        if col in text:
-            text_values = values.astype("string").astype("str")
-            # A CSV cannot tell "" from missing; make the frame equal what read_table returns.
-            out[col] = text_values.mask(text_values == "")
-        else:
-            numeric = pd.to_numeric(values, errors="coerce")
-            bad = numeric.isna() & values.notna()
-            if values.dtype == object or pd.api.types.is_string_dtype(values):
-                bad &= values.astype("string").str.strip().fillna("") != ""
-            if bad.any():
-                i = _first(bad)
-                raise DataError(
-                    f"{where}: column {col} row {i}: {values.iloc[i]!r} is not a number"
-                )
-            out[col] = numeric.astype("float64")
-    table = pd.DataFrame(out, columns=expected)
-    _validate_table(table, task, where, line0=0)
-    return table
-
-
-def _column_mismatch(actual: list[str], expected: list[str], where: str) -> None:
-    for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
-        if a != e:
-            raise DataError(
-                f"{where}: column {i + 1} is {a!r}, expected {e!r} (public columns: {expected})"
-            )
-    if len(actual) < len(expected):
-        raise DataError(f"{where}: missing column(s) {expected[len(actual) :]}")
-    raise DataError(f"{where}: unexpected extra column(s) {actual[len(expected) :]}")
-
-
-def read_table(path: str | Path, task: TaskConfig | str) -> pd.DataFrame:
-    """Read `tabular/<task>.csv` with the release typing; every violation is a one-line error."""
-    task = _task(task)
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"{p}: task table not found; {_LAYOUT_HINT}")
-    with p.open(encoding="utf-8", newline="") as fh:
-        header = next(csv.reader(fh), None)
-    expected = table_columns(task)
-    if header != expected:
-        _column_mismatch(header or [], expected, str(p))
-    text = set(text_columns(task))
-    dtypes = {c: (str if c in text else "float64") for c in expected}
-    # Text keeps literal "NA"/"None" labels; only an empty field is missing.
-    na = {c: ([""] if c in text else ["", "nan", "NaN", "NA", "N/A", "null"]) for c in expected}
-    try:
-        df = pd.read_csv(p, dtype=dtypes, keep_default_na=False, na_values=na, encoding="utf-8")
-    except ValueError:
-        _locate_bad_number(p, [c for c in expected if c not in text])
-        raise
-    _validate_table(df, task, str(p), line0=2)
-    return df
-
-
-def _locate_bad_number(path: Path, numeric: list[str]) -> None:
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=numeric)
-    for col in numeric:
-        values = raw[col].str.strip()
-        parsed = pd.to_numeric(values.replace({"": None}), errors="coerce")
-        bad = parsed.isna() & (values != "") & ~values.isin(["nan", "NaN", "NA", "N/A", "null"])
-        if bad.any():
-            i = _first(bad)
-            raise DataError(
-                f"{path}: column {col} line {i + 2}: {values.iloc[i]!r} is not a number"
-            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,10 +340,6 @@ class BenchTask:
         return out
 
 
-def _task(task: TaskConfig | str | Any) -> TaskConfig:
-    return load_task(task) if isinstance(task, str) else as_task(task)
-
-
 def read_provenance(root: str | Path) -> dict[str, Any] | None:
     path = Path(root) / PROVENANCE_FILE
     if not path.is_file():
@@ -628,26 +420,6 @@ def _root_lock(root: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _upsert_csv(path: Path, row: dict[str, Any], columns: list[str]) -> pd.DataFrame:
-    if path.is_file():
-        old = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if list(old.columns) != columns:
-            raise DataError(
-                f"{path}: columns {list(old.columns)} differ from {columns}; delete the stale file"
-            )
-        old = old.loc[old["task_id"] != row["task_id"]]
-    else:
-        old = pd.DataFrame(columns=columns)
-    new = pd.DataFrame(
-        [{k: ("" if row[k] is None else str(row[k])) for k in columns}], columns=columns
-    )
-    out = pd.concat([old.astype(str), new], ignore_index=True).sort_values(
-        "task_id", kind="mergesort"
-    )
-    write_csv_atomic(path, out.reset_index(drop=True))
-    return out
 
 
 def _check_provenance(root: Path, task_name: str, synthetic: bool) -> None:
@@ -735,86 +507,17 @@ def write_release_task(
         _write_prompts(paths["prompts"], records)
         write_csv_atomic(paths["sidecar"], public)
         _update_provenance(root, spec.name, synthetic)
-        rel = {k: paths[k].relative_to(root).as_posix() for k in ("table", "prompts", "sidecar")}
-        manifest_row = {
-            "task_id": spec.name,
-            "dataset": spec.survey,
-            "topic": spec.topic,
-            "mode": MODE_LABELS[spec.mode],
-            "prompt_file": rel["prompts"],
-            "tabular_file": rel["table"],
-            "tabular_columns": len(typed.columns),
-            "min_time": typed["time"].min(),
-            "max_time": typed["time"].max(),
-            "min_release_date": typed["release_date"].min(),
-            "max_release_date": typed["release_date"].max(),
-            "eligible_rows": summary["full_eligible_rows"],
-            "benchmark_rows": len(typed),
-            "post_cutoff_rows": summary["post_cutoff_exported_rows"],
-            "split_file": rel["sidecar"],
-        }
-        _upsert_csv(paths["manifest"], manifest_row, MANIFEST_COLUMNS)
-        split_row = {
-            "task_id": spec.name,
-            "sidecar_file": rel["sidecar"],
-            "sidecar_sha256": sha256_file(paths["sidecar"]),
-            **{k: summary[k] for k in SUMMARY_COLUMNS},
-            "table_sha256": sha256_file(paths["table"]),
-            "prompt_sha256": sha256_file(paths["prompts"]),
-            "prompt_key_check": PROMPT_KEY_CHECK,
-        }
-        split_manifest = _upsert_csv(paths["split_manifest"], split_row, SPLIT_MANIFEST_COLUMNS)
-        _write_ready(paths["ready"], split_manifest, cutoff=cutoff, seed=seed)
-        _write_split_config(root / "splits" / "split_config.toml", cutoff=cutoff, seed=seed)
+        mf.upsert_rows(
+            paths["manifest"],
+            [mf.manifest_row(spec, typed, summary, MODE_LABELS[spec.mode])],
+            mf.MANIFEST_COLUMNS,
+            "manifest",
+        )
+        split_manifest = mf.upsert_rows(
+            paths["split_manifest"],
+            [mf.split_manifest_row(spec.name, root, summary)],
+            mf.SPLIT_MANIFEST_COLUMNS,
+            "split_manifest",
+        )
+        mf.write_split_metadata(root, split_manifest, spec, cutoff=cutoff, seed=seed)
     return paths
-
-
-def _write_ready(path: Path, split_manifest: pd.DataFrame, *, cutoff: str, seed: int) -> None:
-    ready = {
-        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "task_count": len(split_manifest),
-        "total_records": int(split_manifest["exported_rows"].astype(int).sum()),
-        "cutoff_date": cutoff,
-        "seed": seed,
-        "python_version": sys.version.split()[0],
-        "hashes": dict(
-            zip(split_manifest["task_id"], split_manifest["sidecar_sha256"], strict=True)
-        ),
-        "fallback_tasks": sorted(
-            split_manifest.loc[split_manifest["fallback_used"] == "True", "task_id"]
-        ),
-        "build_status": "complete",
-        "prompt_key_check": PROMPT_KEY_CHECK,
-        "generator": f"hhx {__version__}",
-    }
-    write_json_atomic(path, ready)
-
-
-def _write_split_config(path: Path, *, cutoff: str, seed: int) -> None:
-    lines = [
-        "# Generated by hhx.bench.splits: the sampling settings of this release.",
-        f"cutoff_date = {json.dumps(cutoff)}",
-        f"seed = {seed}",
-        f"historical_export_cap = {sp.HISTORICAL_EXPORT_CAP}",
-        f"minimum_holdout_rows = {sp.MINIMUM_HOLDOUT_ROWS}",
-    ]
-    write_text_atomic(path, "\n".join(lines) + "\n")
-
-
-def stored_cutoff(root: str | Path) -> str:
-    """The split cutoff a release was built with (split_config.toml, READY.json, else default)."""
-    import tomllib
-
-    splits_dir = Path(root) / "splits"
-    toml_path = splits_dir / "split_config.toml"
-    if toml_path.is_file():
-        with toml_path.open("rb") as fh:
-            value = tomllib.load(fh).get("cutoff_date")
-        if value:
-            return str(value)
-    ready = splits_dir / "READY.json"
-    if ready.is_file():
-        value = json.loads(ready.read_text(encoding="utf-8")).get("cutoff_date")
-        if value:
-            return str(value)
-    return sp.CUTOFF_DATE

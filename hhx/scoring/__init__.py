@@ -2,7 +2,7 @@
 
 from hhx.scoring.metrics import compute_metrics
 from hhx.scoring.parser import ParseResult, ScoringError, error_code, parse_answer
-from hhx.scoring.scorer import describe, score_files, score_task
+from hhx.scoring.scorer import describe, result_json, score_files, score_task, write_result
 
 __all__ = [
     "ParseResult",
@@ -12,5 +12,7 @@ __all__ = [
     "error_code",
     "parse_answer",
     "score_files",
+    "result_json",
     "score_task",
+    "write_result",
 ]

@@ -18,6 +18,7 @@ from typing import Any
 
 from hhx.config import Shape, TargetType, TaskConfig
 from hhx.errors import DataError
+from hhx.scoring.extract import NESTING_TOO_DEEP, extract, scalar_run
 
 PROBABILITY_SUM_TOLERANCE = 1e-6
 THINK_CLOSE = "</think>"
@@ -99,30 +100,17 @@ def extract_json_value(raw: Any) -> Any:
 
     Whole text first; else the first list/object found by decoding at every `[`, `{` or `"`
     (so markdown fences and prose around the answer are tolerated); else the first decodable
-    string; else the text itself (which then fails the type checks).
+    string; else the text itself (which then fails the type checks). An integer literal beyond
+    Python's digit limit at any of those starts makes the answer invalid (ValueError, as in the
+    reference); nesting beyond the decoder's limit is `nesting_too_deep`. Linear time
+    (`hhx.scoring.extract`).
     """
     if not isinstance(raw, str):
         return raw
     text = strip_think(raw.strip())
     if not text:
         raise ValueError("empty_response")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    first: list[Any] = []
-    for start, char in enumerate(text):
-        if char not in '[{"':
-            continue
-        try:
-            value, _ = _DECODER.raw_decode(text, start)  # no slicing: linear in answer size
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, (list, dict)):
-            return value
-        if not first:
-            first.append(value)
-    return first[0] if first else text
+    return extract(text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,7 +125,10 @@ def _is_number(value: Any) -> bool:
 def _number(value: Any, name: str) -> float:
     if not _is_number(value):
         raise ValueError(f"{name}:expected_number")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the float range (the reference crashes here)
+        raise ValueError(f"{name}:non_finite_number") from None
     if not math.isfinite(number):
         raise ValueError(f"{name}:non_finite_number")
     return number
@@ -211,12 +202,16 @@ def _strict(raw: Any, spec: AnswerSpec) -> ParseResult:
 # Opt-in repairs
 
 
-def _top_level_values(text: str) -> list[Any]:
-    """Decode consecutive JSON values separated by whitespace/commas, stopping at the first
-    position that does not decode."""
-    values: list[Any] = []
+def _top_level_lists(text: str, most: int) -> list[list] | None:
+    """The lists among the consecutive JSON values separated by whitespace/commas (decoding
+    stops at the first position that does not decode), or None once there are more than
+    `most` (then no renesting can fit). Runs of scalars are skipped by one regular expression
+    that accepts exactly what the decoder would decode there, so the scan stays linear."""
+    skip = scalar_run()
+    lists: list[list] = []
     i, n = 0, len(text)
     while i < n:
+        i = skip.match(text, i).end()
         while i < n and text[i] in _SEPARATORS:
             i += 1
         if i >= n:
@@ -225,8 +220,11 @@ def _top_level_values(text: str) -> list[Any]:
             value, i = _DECODER.raw_decode(text, i)
         except json.JSONDecodeError:
             break
-        values.append(value)
-    return values
+        if isinstance(value, list):
+            lists.append(value)
+            if len(lists) > most:
+                return None
+    return lists
 
 
 def _renest(text: str, spec: AnswerSpec) -> list | None:
@@ -236,7 +234,9 @@ def _renest(text: str, spec: AnswerSpec) -> list | None:
     whose length is the sum of the lengths (split in order). Never truncates or pads.
     """
     sizes = [len(labels) for labels in spec.labels]
-    vectors = [v for v in _top_level_values(text) if isinstance(v, list)]
+    vectors = _top_level_lists(text, max(len(sizes), 1))
+    if vectors is None:
+        return None
     if len(vectors) == len(sizes) and all(len(v) == k for v, k in zip(vectors, sizes)):
         return vectors
     if len(vectors) == 1 and len(vectors[0]) == sum(sizes):
@@ -270,7 +270,10 @@ def parse_answer(
     if result.valid or not isinstance(raw, str):
         return result
     if repair_distribution_nesting and spec.shape == "distribution_array":
-        rebuilt = _renest(strip_think(raw.strip()), spec)
+        try:
+            rebuilt = _renest(strip_think(raw.strip()), spec)
+        except (ValueError, RecursionError):  # a value the decoder refuses: nothing to renest
+            rebuilt = None
         if rebuilt is not None:
             try:
                 return ParseResult(True, validate_value(rebuilt, spec), None, repaired=True)
@@ -310,7 +313,7 @@ def parse_naive_baseline(task: TaskConfig | AnswerSpec, raw: Any) -> list:
 
 # Error families for counting across tasks and fields.
 _SCORER_CODES = {"missing_prediction", "time_mismatch", "empty_response", "expected_json_array",
-                 "expected_distribution_array"}
+                 "expected_distribution_array", NESTING_TOO_DEEP}
 _SIZED = re.compile(r"^expected_\d+_(array_elements|distributions|probabilities)$")
 
 
@@ -320,12 +323,15 @@ def error_code(error: str) -> str:
     `labor_force_status:invalid_label:'x';allowed=...` -> `invalid_label`;
     `expected_3_array_elements` -> `expected_n_array_elements`;
     `inflation_1y:expected_10_probabilities` -> `expected_n_probabilities`;
-    the scorer's response-field errors -> `missing_response_field`.
+    the scorer's response-field errors -> `missing_response_field`; Python's "Exceeds the
+    limit (4300 digits) ..." -> `integer_too_long`.
     """
     if error in _SCORER_CODES:
         return error
     if error.startswith("Prediction row has no"):
         return "missing_response_field"
+    if error.startswith("Exceeds the limit"):  # Python's int() digit limit, reached in the JSON
+        return "integer_too_long"
     _, sep, rest = error.partition(":")
     code = rest.split(":", 1)[0] if sep else error
     match = _SIZED.match(code)

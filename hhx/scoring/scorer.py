@@ -7,13 +7,15 @@ the reference scorer's fields, so official and hhx result files can be compared 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hhx.config import TaskConfig
-from hhx.io import read_jsonl
+from hhx.io import write_text_atomic
 from hhx.scoring.metrics import compute_metrics, diagnostic_metrics, official_metrics
 from hhx.scoring.parser import (
     AnswerSpec,
@@ -202,16 +204,17 @@ def score_task(
         else:
             errors[error] += 1
             invalid.append({"id": example, "error": error})
-        if include_details:
-            detail: dict[str, Any] = {"id": example}
-            if on_time:
-                detail["time"] = str(gold["time"])
-            detail.update(valid=error is None, raw_prediction=raw,
-                          parsed_prediction=_as_record(spec, parsed),
-                          reference=_as_record(spec, reference),
-                          naive_baseline=_as_record(spec, naive), error=error,
-                          repaired=was_repaired)
-            details.append(detail)
+        if include_details:  # exactly the reference's keys, in its order
+            details.append({
+                "id": example,
+                "valid": error is None,
+                "raw_prediction": raw,
+                "parsed_prediction": _as_record(spec, parsed),
+                "reference": _as_record(spec, reference),
+                "naive_baseline": _as_record(spec, naive),
+                "error": error,
+                "repaired": was_repaired,
+            })
 
     try:
         metrics = compute_metrics(spec, valid_preds, valid_refs, valid_naives if numeric else None)
@@ -251,6 +254,59 @@ def _mode(task: Any) -> str:
     return str(getattr(mode, "value", mode))
 
 
+def load_jsonl(path: str | os.PathLike[str], side: str) -> list[dict[str, Any]]:
+    """The reference's JSONL reading (lines stripped, blank lines skipped, one object per line),
+    where every failure is one line naming the file and line: invalid JSON, an integer beyond
+    Python's digit limit, nesting too deep to decode, a byte that is not UTF-8."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScoringError(f"{p}: file not found", side=side)
+    rows: list[dict[str, Any]] = []
+    try:
+        with p.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                text = line.strip()
+                if not text:
+                    continue
+                try:
+                    row = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ScoringError(f"{p}:{lineno}: invalid JSONL row: {exc}", side) from None
+                except RecursionError:
+                    raise ScoringError(
+                        f"{p}:{lineno}: a value is nested too deep to decode", side) from None
+                except ValueError as exc:  # int() digit limit
+                    raise ScoringError(f"{p}:{lineno}: {str(exc).split(';')[0]}", side) from None
+                if not isinstance(row, dict):
+                    raise ScoringError(f"{p}:{lineno}: expected JSON object row", side)
+                rows.append(row)
+    except UnicodeDecodeError:
+        raise ScoringError(_utf8_error(p), side) from None
+    return rows
+
+
+def _utf8_error(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (f"{path}:{line}: byte 0x{data[exc.start]:02x} is not UTF-8; "
+                "save the file as UTF-8")
+    return f"{path}: not UTF-8; save the file as UTF-8"
+
+
+def result_json(result: dict[str, Any]) -> str:
+    """The result as the reference scorer writes it: `json.dump(indent=2, sort_keys=True)` plus
+    a newline; NaN and infinite numbers as Python's NaN / Infinity / -Infinity tokens."""
+    return json.dumps(result, indent=2, sort_keys=True) + "\n"
+
+
+def write_result(path: str | os.PathLike[str], result: dict[str, Any]) -> Path:
+    """Write `result_json(result)` atomically."""
+    return write_text_atomic(Path(path), result_json(result))
+
+
 def score_files(
     task: TaskConfig,
     gold_path: str | os.PathLike[str],
@@ -258,7 +314,7 @@ def score_files(
     **kw: Any,
 ) -> dict[str, Any]:
     """`score_task` on two JSONL files; input errors name the file at fault."""
-    gold, preds = read_jsonl(gold_path), read_jsonl(pred_path)
+    gold, preds = load_jsonl(gold_path, "gold"), load_jsonl(pred_path, "predictions")
     try:
         return score_task(task, gold, preds, **kw)
     except ScoringError as exc:

@@ -21,7 +21,7 @@ from hhx.bench.layout import BenchTask
 from hhx.config import TargetType, TaskConfig
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.base import PredictionRow, make_predictor
-from hhx.scoring import error_code, score_task
+from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.tasks.registry import answer_names, as_task
 from hhx.tracking.mlflow_run import flatten_config, log_run
@@ -186,7 +186,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl", official),
         "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet",
                                         details_frame(task, examples, result, rows)),
-        "result": write_json_atomic(out / "result" / f"{task.name}.json", result),
+        "result": write_result(out / "result" / f"{task.name}.json", result),
         "config": write_text_atomic(out / "config" / "resolved.yaml",
                                     OmegaConf.to_yaml(cfg, resolve=True)),
     }

@@ -2,6 +2,10 @@
 
     python -m hhx stage=score task=<t> score.gold=<prompts.jsonl> score.predictions=<preds.jsonl> \
         score.output=<result.json>
+
+The result file is the reference scorer's, byte for byte (`hhx.scoring.result_json`: sorted keys,
+indent 2, NaN/Infinity as Python's json writes them); `score.include_details=false` drops
+`details` as its `--no-details` does. Unreadable inputs are one-line errors, never tracebacks.
 """
 
 from __future__ import annotations
@@ -13,8 +17,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hhx.errors import ConfigError
-from hhx.io import write_json_atomic
-from hhx.scoring import score_files
+from hhx.scoring import score_files, write_result
 from hhx.tasks.registry import as_task
 
 
@@ -34,7 +37,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         include_details=bool(sc.include_details),
     )
     if sc.output:
-        write_json_atomic(Path(sc.output), result)
+        write_result(Path(sc.output), result)
     summary = {k: v for k, v in result.items() if k not in ("details", "valid_example_ids",
                                                             "invalid_examples")}
     print(json.dumps(summary, indent=2))

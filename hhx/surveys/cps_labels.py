@@ -16,8 +16,10 @@ from hhx.errors import DataError
 
 # --------------------------------------------------------------------------------------------
 # NIU / missing codes: these raw values become NA in the intermediate (uppercase columns).
-# The reference table, plus four IPUMS NIU codes it leaves to later range checks
-# (DURUNEMP 999, AHRSWORKT 999, EARNWEEK 9999.99, HOURWAGE 999.99): same task results.
+# Exactly the reference table `scripts/1_preprocessing/mappings/cps_missing_codes.csv`: it does
+# not list DURUNEMP 999, AHRSWORKT 999, EARNWEEK 9999.99 or HOURWAGE 999.99, so those stay in the
+# intermediate (the task builders drop them through numeric bounds). `EXTRA_MISSING_CODES` adds
+# them (survey option `cps_extra_missing_codes`, off by default).
 
 MISSING_CODES: dict[str, tuple[float, ...]] = {
     "HHTENURE": (0,),
@@ -113,7 +115,10 @@ MISSING_CODES: dict[str, tuple[float, ...]] = {
     "PAIDHOUR": (0,),
     "UNION": (0,),
     "OTPAY": (99,),
-    # additions (IPUMS NIU codes; the reference drops them later through numeric bounds)
+}
+
+# IPUMS NIU codes the reference table lacks (hhx's earlier default; now opt-in).
+EXTRA_MISSING_CODES: dict[str, tuple[float, ...]] = {
     "DURUNEMP": (999,),
     "AHRSWORKT": (999,),
     "EARNWEEK": (9999.99,),
@@ -540,6 +545,8 @@ LABEL_SPECS: tuple[LabelSpec, ...] = (
 
 # --------------------------------------------------------------------------------------------
 # DWS numeric companions: (lowercase out, missing codes, minimum, maximum exclusive, integer).
+# The reference writes the harmonised values into the raw column too (DWWEEKC, DWWEEKL, DWYEARS,
+# DWJOBSINCE, DWWKSUN); survey option `cps_raw_dws_columns` keeps the raw codes there instead.
 
 
 @dataclass(frozen=True)

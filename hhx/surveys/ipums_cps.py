@@ -9,8 +9,16 @@ ipumspy 0.9 reads those only whole.
 
 Each chunk: typed columns (uppercase IPUMS names; nullable Int32, Int64 for identifiers,
 Float64 for weights and money, string for the quoted codes), NIU/missing codes -> NA
-(`cps_labels.MISSING_CODES`), DWS numeric companions, lowercase label columns
+(`cps_labels.MISSING_CODES`, the reference table), DWS numeric recodes written into the raw DWS
+columns and into their lowercase companions (as the reference does), lowercase label columns
 (`cps_labels.LABEL_SPECS`), era flags, and the row's month release date.
+
+Deliberate deviations, off by default, enabled by name in the survey config's `improvements`
+(`python -m hhx stage=build survey=cps survey.improvements=[cps_extra_missing_codes]`):
+- `cps_extra_missing_codes`: also DURUNEMP 999, AHRSWORKT 999, EARNWEEK 9999.99 and
+  HOURWAGE 999.99 (IPUMS NIU codes the reference table lacks) become NA;
+- `cps_raw_dws_columns`: DWWEEKC, DWWEEKL, DWYEARS, DWJOBSINCE and DWWKSUN keep their raw codes;
+  the harmonised values are only in the lowercase companions.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from hhx.surveys.base import (
 )
 from hhx.surveys.cps_labels import (
     DWS_NUMERIC,
+    EXTRA_MISSING_CODES,
     LABEL_SPECS,
     MISSING_CODES,
     label_codes,
@@ -243,15 +252,41 @@ def add_flags(df: pd.DataFrame) -> None:
     df["asec_2014_redesigned"] = pd.Series(0, index=df.index, dtype="Int8")
 
 
-def normalize_chunk(df: pd.DataFrame, *, where: str, crosswalk: Path | None = None) -> pd.DataFrame:
-    """Typed raw chunk -> intermediate rows: NIU -> NA, labels, DWS companions, flags, release."""
+IMPROVEMENTS = ("cps_extra_missing_codes", "cps_raw_dws_columns")
+
+
+def improvements(survey: SurveyConfig) -> frozenset[str]:
+    """The deviations from the reference a survey config enables (see the module docstring)."""
+    names = frozenset(str(n) for n in (getattr(survey, "improvements", None) or ()))
+    unknown = sorted(names - set(IMPROVEMENTS))
+    if unknown:
+        raise ConfigError(
+            f"survey {survey.name}: unknown improvements {unknown}; the CPS builder knows "
+            f"{', '.join(IMPROVEMENTS)}"
+        )
+    return names
+
+
+def normalize_chunk(
+    df: pd.DataFrame,
+    *,
+    where: str,
+    crosswalk: Path | None = None,
+    options: frozenset[str] = frozenset(),
+) -> pd.DataFrame:
+    """Typed raw chunk -> intermediate rows: NIU -> NA, labels, DWS recodes, flags, release."""
     out = df.copy()
-    for col, codes in MISSING_CODES.items():
+    missing = dict(MISSING_CODES)
+    if "cps_extra_missing_codes" in options:
+        missing.update(EXTRA_MISSING_CODES)
+    for col, codes in missing.items():
         if col in out.columns:
             out[col] = out[col].mask(out[col].isin(codes))
     for recode in DWS_NUMERIC:
         if recode.source in out.columns:
             out[recode.out] = recode_numeric(out[recode.source], recode, where)
+            if "cps_raw_dws_columns" not in options:  # the reference overwrites the raw column
+                out[recode.source] = out[recode.out].copy()
     for spec in LABEL_SPECS:
         if spec.source in out.columns:
             out[spec.out] = label_codes(out[spec.source], spec, where)
@@ -576,10 +611,11 @@ def read_normalized(
     ddi_path: Path | None = None,
     chunk_rows: int = 250_000,
     crosswalk: Path | None = None,
+    options: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
     """A whole (small) extract, normalised as in the intermediate: for tests and inspection."""
     frames = [
-        normalize_chunk(chunk, where=str(data_path), crosswalk=crosswalk)
+        normalize_chunk(chunk, where=str(data_path), crosswalk=crosswalk, options=options)
         for chunk in iter_extract(data_path, chunk_rows, ddi_path=ddi_path)
     ]
     if not frames:
@@ -621,6 +657,7 @@ def build(
     """Stream the extract into `out_dir/cps_basic.parquet` (written atomically)."""
     start = time.perf_counter()
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    options = improvements(survey)
     if "cps_basic" not in survey.raw:
         raise ConfigError(
             "survey.raw.cps_basic is not set (the extract file, e.g. cps_basic.csv.gz)"
@@ -648,7 +685,7 @@ def build(
     def normalized() -> Iterator[pd.DataFrame]:
         for chunk in chunks:
             where = f"{data_path} (data rows {chunk.index[0] + 1}-{chunk.index[-1] + 1})"
-            yield normalize_chunk(chunk, where=where, crosswalk=crosswalk)
+            yield normalize_chunk(chunk, where=where, crosswalk=crosswalk, options=options)
 
     with atomic_path(out_path) as tmp:
         rows = write_parquet_chunks(tmp, normalized(), str(data_path))

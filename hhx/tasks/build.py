@@ -22,12 +22,15 @@ import numpy as np
 import pandas as pd
 
 from hhx.bench import splits as sp
+from hhx.bench.evalsample import eval_sample_root, select_eval_sample
 from hhx.bench.layout import (
     PROMPT_KEYS,
     BenchTask,
     coerce_table,
     load_bench_task,
+    official_values,
     table_columns,
+    text_columns,
     write_release_task,
 )
 from hhx.config import TargetType, TaskConfig
@@ -212,7 +215,10 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
 
     Exported rows are published in canonical order (table = prompts = sidecar order); the
     construction steps the builder leaves in `table.attrs["construction_steps"]` go to
-    `<root>/build_reports/<task>_steps.csv`. Returns the task loaded back from disk.
+    `<root>/build_reports/<task>_steps.csv`; numeric columns the official frame holds as floats
+    although integral may be listed in `table.attrs["float_columns"]`. The task's eval-sample
+    cells are (re)written under `<root>_evalsample` (the official eval-sample layout). Returns
+    the task loaded back from disk.
     """
     task = as_task(ctx.task)
     root = Path(root)
@@ -225,6 +231,10 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
         )
     steps = _steps_frame(table.attrs.get("construction_steps"), task)
     public_cols = check_builder_columns(table, task)
+    # Macro columns come from the macro-context floats in the reference too: float text always.
+    macro = set(getattr(ctx.macro_context, "columns", ())) - set(text_columns(task))
+    float_columns = list(dict.fromkeys([*table.attrs.get("float_columns", ()),
+                                        *(c for c in public_cols if c in macro)]))
     table = table.reset_index(drop=True)
 
     key_cols = ["id", "time", "release_date"]
@@ -235,12 +245,22 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     canon = sp.canonical_order(table[key_cols], task)
     rows = canon[sidecar["exported"].to_numpy()[canon]]
     full = table.iloc[rows].reset_index(drop=True)
-    public = coerce_table(full[public_cols], task, f"task {task.name} builder table")
+    public = coerce_table(
+        full[public_cols], task, f"task {task.name} builder table", float_columns=float_columns
+    )
+    # Render from the values the official renderer reads back from the published CSV (pandas
+    # 2.2.3's converter: 5.1049999999999995 is shown as 5.11), so every builder shows them alike.
+    reread = official_values(public, task)
+    text = set(text_columns(task))
+    for col in public_cols:
+        if col not in text:
+            full[col] = reread[col].to_numpy()
 
-    prompts = render_all(full, public, task, module, max(1, int(ctx.n_jobs)))
+    prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))
     write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic)
     if steps is not None:
         write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
+    select_eval_sample(root, eval_sample_root(root), [task.name], update=True)
     return load_bench_task(
         root, task, layout="release", source="demo" if synthetic else "raw", synthetic=synthetic
     )

@@ -2,7 +2,9 @@
 
 Facts: shared/spec/00_common.md sections 3.4 and 4.3-4.7. Wording of the shared sentences
 (macro paragraphs, month note, response structure, closing sentences) is the reference's, so
-prompts rebuilt by hhx match the official release text.
+prompts rebuilt by hhx match the official release text. The numbers formatted here are those the
+official renderer reads back from the published table (`hhx.tasks.build` hands every renderer
+the values of pandas 2.2.3's converter, `hhx.bench.csvnum`): `5.1049999999999995` shows `5.11`.
 """
 
 from __future__ import annotations
