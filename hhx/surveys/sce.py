@@ -22,51 +22,60 @@ workbook is required. The optional key `release_crosswalk` names the reference's
 hhx.surveys.release_dates), which then supplies release_date and release_date_source; it must
 cover every module-month read.
 
-Outputs, one row per respondent x survey month per module (`sce_<module>.parquet`):
+Outputs, one row per respondent x survey month per module (`sce_<module>.parquet`), the
+reference builder's (`scripts/1_preprocessing/sce.py`) columns and rules:
 - structural columns: source, release_id, release_date, aggregate_release_date_proxy,
   microdata_release_lag_months, release_date_status, release_date_source, module, raw_file,
   respondent_id (userid as text), survey_year, survey_month, survey_date (first day of the month,
-  or the workbook's own `survey_date`), panel_month (`tenure`; modules without it take the core
-  row's), weight_<module> (spending, labor market and policy take the core row's weight and get
-  `missing_core_weight`), source_wave_year (housing, job search);
-- every workbook column as read (numbers float64; a column holding any non-numeric text stays
-  text); core workbooks are concatenated with the union of their columns;
+  or the workbook's own `survey_date`), panel_month (`tenure`; only where the sheet has it),
+  weight_<module> (where the sheet has a weight column; spending, labor market and policy take
+  the core row's weight, appended with `missing_core_weight`), source_wave_year (housing, job
+  search). Housing sheets without `date` get date = year * 100 + 2 after userid (a `date` column
+  must hold that value in every row); job search gets date = year * 100 + 10 after `year`.
+- every workbook column as read: numbers int64 when whole and never blank, else float64 (the
+  types of pandas' read_excel); a column holding any non-numeric text stays text; core
+  workbooks are concatenated with the union of their columns.
 - `<col>__clean` / `<col>__status` (valid, undocumented_special = <= -900 or non-numeric,
-  invalid_range) for density bins, probabilities and shares (0-100) and key numeric items;
-- density families (core Q9, Q9c, Q24, C1; spending qsp7dens): `<fam>__sum`, `<fam>__task_valid`,
-  `<fam>__task_status` (valid, range_invalid, partial_missing, all_zero, all_same_nonzero,
-  sum_off_100; |sum - 100| <= 1 tolerated);
+  invalid_range = outside the bounds, which wins: -999 in a 0-100 item is invalid_range), in the
+  reference's order: density bins of Q9, Q9c, Q24, C1, qsp7dens (0-100); the task key items,
+  unbounded (Q9_mean ..., Q13new, Q14new, Q17new, Q18new, Q22new, Q30new, qsp2, qsp12a_1-3,
+  qsp13a_1-3, l3, js5, js6, rw2a, rw2b, q113, q115, q121, q122, qp2_1, qp2_7, qp2_16, HQ1_1,
+  q1_1, HQ38, hq38, l1a_lfs_rc, l1_lfs_rc, l2_num_jobs, l7_days_spent_searching,
+  l11_cps_job_earn_ann); then the probability / share items (0-100) not named before;
+- density families (core Q9, Q9c, Q24, C1; spending qsp7dens): `<fam>__sum`, `<fam>__task_valid`
+  (NA where no bin is answered), `<fam>__task_status` (valid, range_invalid, partial_missing,
+  all_zero, all_same_nonzero, sum_off_100; |sum - 100| <= 1 tolerated);
 - `<col>__label` from the manual label maps (housing also from its Codebook sheets); a code
-  outside a map is an error, except `_HH_INC_DETAILED` (unmapped -> no label) and <= -900 specials;
+  outside a map, a <= -900 special included, is an error, except `_HH_INC_DETAILED`;
 - core: `age_years` (Q32 when reported, else the first reported Q32 advanced by elapsed months
   / 12, floored), `_HH_INC_DETAILED` (Q47 at panel month 1, D6 later);
 - labor market: `reservation_wage_annual_full_time` (+ `_status`) = rw2a__clean x unit factor of
   rw2b (hour 40*52, week 52, two weeks 26, month 12, year 1; missing unit from 2017-03 = year);
 - job search: semantic statuses for the documented 99999x codes, `l8_months_no_work__clean`
   (integer, 0 <= value <= 12 * age, age 18-100).
+A respondent-month in two rows of a module (also across the four core workbooks) is an error,
+as in the reference.
 
-Release dates (spec 2): release_date = first day of the survey month + the module's lag in
-months (core 9, household_spending 18, labor_market 18, public_policy 9, housing 18, job_search
-9), e.g. core 2024-01 -> 2024-10-01; aggregate_release_date_proxy = first day of the month after
-the survey month (the NY Fed publishes aggregates about then). Status
-`inferred_from_collection_month_and_official_lag`, source `sce_<module>_<lag>m_inferred`.
+Release dates (spec 2): with `release_crosswalk` (the reference's release_sce.csv, whose
+columns source, source_url, comments, aggregate_release_date_proxy and
+microdata_release_lag_months are required as upstream) every field comes from it
+(release_date_source = its `source` text). Without it (hhx's default; the reference always
+needs the file) release_date = first day of the survey month + the module's lag (core 9,
+household_spending 18, labor_market 18, public_policy 9, housing 18, job_search 9),
+aggregate_release_date_proxy = the first day of the following month, source
+`sce_<module>_<lag>m_inferred`; status `inferred_from_collection_month_and_official_lag`.
 
-Overlapping core workbooks (the `latest` file may repeat months of 20-24): one row per
-respondent x month is kept, the copy from the later workbook in the order 13-16, 17-19, 20-24,
-latest (the newer publication); a repeat inside one workbook is an error.
-
-`sce_release_manifest.parquet`: one row per module x workbook x sheet x survey month with rows
-read and kept, duplicates dropped, release dates and release_id; skipped workbooks get one row
-with status `skipped` (and an older build's table of a skipped module is removed).
+`sce_release_manifest.parquet`: one row per raw file, as upstream (release_id and release_date
+of its latest row, the sources used, survey months covered, download URL, SHA-256); the notes
+text is hhx's own.
 
 Reading: openpyxl read-only, values only, rows converted to columns 20,000 at a time; workbooks
 are read in parallel processes when they total over 8 MB. Housing labels come from the year's
 `Codebook {year}` sheet (a column missing there takes the nearest year's entry); the manual maps
-win for hq38, qh0, qh4a. Differences from the reference, all deliberate: probability and share
-items are bounded 0-100 as spec 1.8 lists them (the reference's inventory leaves Q13new, Q14new,
-Q17new, Q18new, Q22new, Q30new, qsp12a_N, qsp13a_N, q113, q115, q121, q122 unbounded); a code
-<= -900 in a labelled column gets no label instead of failing; modules take panel_month from
-the core row; job-search companions are made for the documented columns that are present.
+win for hq38, qh0, qh4a. Differences from the reference: a workbook can be skipped on purpose
+(null key: that module gets no table); the reference keeps blank-named header columns as
+`Unnamed: N` where hhx requires them empty and drops them; numeric text cells ("5") are read
+as numbers; label columns are text, not pandas categoricals (same values).
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A task builder is a module named by `task.builder` with three functions:
     build_table(ctx) -> DataFrame   public columns in order, plus internal `_`-prefixed columns
     render(row, task) -> (system, user)
     naive_baseline(row, task) -> list
+and optionally `reference_answer(row, task) -> list` (the gold answer where the official
+renderer rounds or types it itself; default: the target columns as `answer_values` reads them).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
 """

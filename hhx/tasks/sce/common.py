@@ -63,7 +63,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.fred_qd import attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, LABOR_SYSTEM_PROMPT, article
 
