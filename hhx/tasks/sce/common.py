@@ -479,6 +479,14 @@ def finance_labels(row: Mapping[str, Any], task: str, suffix: str = ""
             optional_label(row, f"Q2{suffix}", FINANCE_CHANGE, task))
 
 
+def finance_sentences(row: Mapping[str, Any], task: str, style: str, suffix: str = ""
+                      ) -> list[str]:
+    """The income sentence, then the Q1/Q2 sentence in `style` when it is shown."""
+    q1, q2 = finance_labels(row, task, suffix)
+    finance = finance_sentence(q1, q2, style)
+    return [income_sentence(row, suffix), *([finance] if finance else [])]
+
+
 def work_labels(row: Mapping[str, Any], task: str, suffix: str = "") -> list[str]:
     """The Q10 work-status items answered "yes", in questionnaire order."""
     out = []

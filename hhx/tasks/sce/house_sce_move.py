@@ -99,11 +99,7 @@ def _housing_sentence(row: Mapping[str, Any]) -> str | None:
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
-    sentences = [c.income_sentence(row)]
-    q1, q2 = c.finance_labels(row, TASK)
-    finance = c.finance_sentence(q1, q2, "connector")
-    if finance:
-        sentences.append(finance)
+    sentences = c.finance_sentences(row, TASK, "connector")
     work = c.work_clause(row, TASK, search=True)
     if work:
         sentences.append(work + ".")

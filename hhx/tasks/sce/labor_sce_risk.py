@@ -90,11 +90,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
-    sentences = [c.income_sentence(row)]
-    q1, q2 = c.finance_labels(row, TASK)
-    finance = c.finance_sentence(q1, q2, "connector")
-    if finance:
-        sentences.append(finance)
+    sentences = c.finance_sentences(row, TASK, "connector")
     work = c.work_clause(row, TASK, search=False)
     if work:
         sentences.append(work + ".")

@@ -51,11 +51,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
-    sentences = [c.income_sentence(row)]
-    q1, q2 = c.finance_labels(row, TASK)
-    finance = c.finance_sentence(q1, q2, "remain")
-    if finance:
-        sentences.append(finance)
+    sentences = c.finance_sentences(row, TASK, "remain")
     finances = "Here are your household finances, work situation, and expectations. " + " ".join(
         sentences)
     search: list[str] = []

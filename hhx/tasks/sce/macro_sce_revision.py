@@ -168,11 +168,7 @@ def _change(value: float, verb: bool = False) -> str:
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     m12 = "_m12"
-    sentences = [c.income_sentence(row, m12)]
-    q1, q2 = c.finance_labels(row, TASK, m12)
-    finance = c.finance_sentence(q1, q2, "contrast")
-    if finance:
-        sentences.append(finance)
+    sentences = c.finance_sentences(row, TASK, "contrast", m12)
     c.work_sentences(sentences, row, TASK, m12)
     finances = "Here are your household finances, work situation, and expectations. " + " ".join(
         sentences)

@@ -112,11 +112,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
-    sentences = [c.income_sentence(row)]
-    q1, q2 = c.finance_labels(row, TASK)
-    finance = c.finance_sentence(q1, q2, "contrast")
-    if finance:
-        sentences.append(finance)
+    sentences = c.finance_sentences(row, TASK, "contrast")
     c.work_sentences(sentences, row, TASK)
     one_year = [float(row[lag]) for lag in LAGS[:10]]
     three_year = [float(row[lag]) for lag in LAGS[10:20]]
