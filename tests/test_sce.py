@@ -542,11 +542,18 @@ def test_bad_dates_and_repeated_rows_are_errors(tmp_path):
 def test_job_search_and_housing_checks(tmp_path):
     jobs = pd.DataFrame({"year": [2020, 2020], "userid": [1, 2], "survey_weight": [1.0, 1.0],
                          "age": [30, 40], "l8_months_no_work": [5, 999995],
-                         "l2_num_jobs": [1, 999991]})
+                         "l2_num_jobs": [1, 999991],
+                         **{c: [None, None] for c in sce.JOB_SEARCH_SPECIAL_CODES
+                            if c != "l8_months_no_work"}})
     path = write_workbook(tmp_path / "job_search" / "js.xlsx", [Sheet("Data", frame=jobs)])
     core = _write(tmp_path, "c.xlsx", [Sheet("Data", [["t"]], _core_frame())])
     pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
     with pytest.raises(DataError, match="column l2_num_jobs holds special code 999991"):
+        sce.build_tables(pieces)
+    path = write_workbook(tmp_path / "job_search" / "js2.xlsx", [Sheet("Data", frame=jobs.drop(
+        columns=["rw7b_pct_incr_healthins"]))])  # the reference requires every coded column
+    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
+    with pytest.raises(DataError, match="column rw7b_pct_incr_healthins not found"):
         sce.build_tables(pieces)
     sheets = []
     for year in range(2014, 2025):

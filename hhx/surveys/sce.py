@@ -174,7 +174,7 @@ BY_KEY = {w.key: w for w in WORKBOOKS}
 REQUIRED_COLUMNS = {
     "core": ["tenure"],
     "labor_market": ["rw2a", "rw2b"],
-    "job_search": ["age", "l8_months_no_work"],
+    "job_search": ["age", "l8_months_no_work"],  # + the documented special-code columns
 }
 CORE_REQUIRED_AFTER_CONCAT = ["Q32", "Q47", "D6"]
 
@@ -336,6 +336,7 @@ JOB_SEARCH_SPECIAL_CODES: dict[str, dict[int, str]] = {
     "rw7b_pct_incr_healthins": _NOT,
 }
 NEVER_WORKED = 999995
+REQUIRED_COLUMNS["job_search"] += [c for c in JOB_SEARCH_SPECIAL_CODES if c != "l8_months_no_work"]
 RW_ANNUAL_FACTORS = {"hour": 40.0 * 52.0, "week": 52.0, "two weeks": 26.0, "month": 12.0,
                      "year": 1.0}  # fmt: skip
 RW_ANNUAL_FROM = pd.Timestamp("2017-03-01")
