@@ -194,7 +194,9 @@ def test_distributions_labels_groups_and_columns(tasks, name):
     for d in task.distributions:
         # one probability column p -> [1-p, p]; otherwise one column per label
         assert len(d.columns) == (1 if len(d.labels) == 2 else len(d.labels))
-        assert d.percent, f"{name}.{d.name}: SCE probabilities are stored as 0-100"
+        # the official tables publish these probabilities as 0-1 (densities normalised);
+        # house_sce_lockin keeps its 0-100 column
+        assert d.percent is (name == "house_sce_lockin"), f"{name}.{d.name}: percent flag"
     assert task.targets == [c for d in task.distributions for c in d.columns]
 
 
@@ -312,7 +314,7 @@ def test_the_template_copy_loads_unchanged(tmp_path):
         # misspelt key
         ("labor_cps_jobfind", "categorical_predictors:", "categorical_predictor:",
          "categorical_predictor"),
-        ("labor_sce_risk", "    percent: true", "    percnt: true", "percnt"),
+        ("labor_sce_risk", "    percent: false", "    percnt: false", "percnt"),
         # enum value outside the schema
         ("labor_cps_jobfind", "mode: baseline", "mode: basline", "basline"),
         # unquoted YAML yes/no would become booleans

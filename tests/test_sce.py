@@ -19,7 +19,7 @@ from hhx.errors import ConfigError, DataError
 from hhx.surveys import sce
 from hhx.surveys.synthetic.sce import Sheet, synthetic_sce, write_synthetic_sce, write_workbook
 
-SEED, START, END, PER_MONTH = 11, "2015-09", "2025-02", 1
+SEED, START, END, PER_MONTH = 11, "2013-12", "2025-02", 1
 KEYS = ["respondent_id", "survey_year", "survey_month"]
 # spec 00_common 1.8: file names, sheets and 0-based header rows
 LAYOUT = {
@@ -133,33 +133,21 @@ def test_round_trip_keeps_every_respondent_month(generated, built):
     assert got["_REGION_CAT"] == row["_REGION_CAT"]
 
 
-def test_latest_core_workbook_wins_where_it_repeats_20_24(generated, built):
+def test_core_workbooks_do_not_repeat_respondent_months(generated, built):
     _, _, data = generated
+    raw = pd.concat([s[0].frame for k, s in data.sheets.items() if k.startswith("core_")])
+    assert not raw.duplicated(["userid", "date"]).any()  # the reference refuses repeats
     tables, _ = built
-    latest = data.sheets["core_latest"][0].frame
-    repeated = latest[latest["date"] // 100 == 2024]
-    assert len(repeated) > 0
-    core = tables["sce_core"]
-    _check_truth(data.truth["core"], core, ["weight_core"])
-    keys = set(zip(repeated["userid"].astype(str), repeated["date"] // 100,
-                   repeated["date"] % 100, strict=True))
-    rows = core[[k in keys for k in zip(core["respondent_id"], core["survey_year"],
-                                        core["survey_month"], strict=True)]]
-    assert len(rows) == len(repeated)
-    assert (rows["raw_file"] == "core/frbny-sce-public-microdata-latest.xlsx").all()
-    manifest = tables["sce_release_manifest"]
-    dropped = manifest.loc[manifest["raw_file"].str.endswith("20-24.xlsx"), "duplicates_dropped"]
-    assert dropped.sum() == len(repeated)
+    _check_truth(data.truth["core"], tables["sce_core"], ["weight_core"])
 
 
-def test_drop_core_repeats_prefers_the_later_workbook():
-    frame = pd.DataFrame({"respondent_id": ["1", "1", "2", "1"], "survey_year": 2024,
-                          "survey_month": [11, 12, 12, 12], "_key": ["core_20_24", "core_20_24",
-                                                                     "core_20_24", "core_latest"],
-                          "weight": [1.0, 2.0, 3.0, 2.5]})
-    kept, dropped = sce.drop_core_repeats(frame, [w.key for w in sce.WORKBOOKS])
-    assert kept["weight"].tolist() == [1.0, 3.0, 2.5]
-    assert dropped["_key"].tolist() == ["core_20_24"]
+def test_a_respondent_month_in_two_core_workbooks_is_an_error(tmp_path):
+    a = _write(tmp_path, "a.xlsx", [Sheet("Data", [["t"]], _core_frame())])
+    b = _write(tmp_path, "b.xlsx", [Sheet("Data", [["t"]], _core_frame().iloc[[1]])])
+    pieces = sce.read_workbook("core_20_24", a) + sce.read_workbook("core_latest", b)
+    with pytest.raises(DataError, match=r"respondent 70000001 appears more than once for "
+                                        r"2024-02 \(core/a.xlsx sheet Data, core/b.xlsx"):
+        sce.build_tables(pieces)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,16 +170,22 @@ def test_clean_and_status_companions_recover_the_generator(generated, built):
     assert text.any() and (core.loc[text, "Q5new__status"] == "undocumented_special").all()
     low = pd.to_numeric(core["Q4new"], errors="coerce") <= -900
     assert low.any() and core.loc[low, "Q4new__clean"].isna().all()
+    # the reference bounds none of its task key items: Q13new 150 is valid, -999 special
     high = pd.to_numeric(core["Q13new"], errors="coerce") > 100
-    assert high.any() and (core.loc[high, "Q13new__status"] == "invalid_range").all()
+    assert high.any() and (core.loc[high, "Q13new__status"] == "valid").all()
+    assert (core.loc[high, "Q13new__clean"] > 100).all()
+    low = pd.to_numeric(core["Q13new"], errors="coerce") <= -900
+    assert low.any() and (core.loc[low, "Q13new__status"] == "undocumented_special").all()
+    # ... while -999 in a 0-100 item is out of its range
+    low = pd.to_numeric(core["Q4new"], errors="coerce") <= -900
+    assert (core.loc[low, "Q4new__status"] == "invalid_range").all()
 
 
 def test_density_statuses_recover_every_class(generated, built):
     _, _, data = generated
     tables, _ = built
     core = tables["sce_core"]
-    families = [("core", "Q9"), ("core", "Q9c"), ("core", "Q24"), ("core", "C1"),
-                ("household_spending", "qsp7dens")]
+    families = [("core", "Q9"), ("core", "Q9c"), ("household_spending", "qsp7dens")]
     for module, family in families:
         _check_truth(data.truth[module], tables[f"sce_{module}"], [f"{family}__task_status"])
     assert set(core["Q9__task_status"].dropna()) == DENSITY_CLASSES
@@ -199,9 +193,10 @@ def test_density_statuses_recover_every_class(generated, built):
     assert set(spending["qsp7dens__task_status"].dropna()) <= DENSITY_CLASSES
     valid = (core["Q9__task_status"] == "valid").fillna(False)
     assert (core["Q9__task_valid"].fillna(False) == valid).all()
+    # not answered at all -> task_valid missing, as the reference
+    assert (core["Q9__task_valid"].isna() == core["Q9__task_status"].isna()).all()
     bins = [f"Q9_bin{i}" for i in range(1, 11)]
     raw = pd.concat([s[0].frame for k, s in data.sheets.items() if k.startswith("core_")])
-    raw = raw.drop_duplicates(["userid", "date"], keep="last")  # the latest copy is kept
     sums = pd.DataFrame({"respondent_id": raw["userid"].astype(str),
                          "survey_year": raw["date"] // 100, "survey_month": raw["date"] % 100,
                          "raw_sum": raw[bins].apply(pd.to_numeric, errors="coerce")
@@ -228,6 +223,9 @@ def test_density_status_rules_on_hand_made_rows():
         [None] * 10,                     # not asked
     ], dtype="object")  # fmt: skip
     total, status = sce.density_status(rows)
+    table = rows.set_axis([f"Q24_bin{i}" for i in range(1, 11)], axis=1)
+    valid = sce.density_columns_for(table, "core")["Q24__task_valid"]
+    assert list(valid[:3]) == [True, True, False] and pd.isna(valid[8])
     assert status.tolist()[:8] == ["valid", "valid", "sum_off_100", "all_zero",
                                    "all_same_nonzero", "partial_missing", "range_invalid",
                                    "range_invalid"]
@@ -253,9 +251,12 @@ def test_age_income_weights_and_panel_month(generated, built):
         assert table[f"weight_{module}"].equals(weights.reindex(table.index).rename(
             f"weight_{module}")), module
         assert not table["missing_core_weight"].any()
-    panel = core.set_index(KEYS)["panel_month"]
-    jobs = tables["sce_job_search"].set_index(KEYS)
-    assert jobs["panel_month"].equals(panel.reindex(jobs.index))
+    # modules without a tenure column have no panel_month (as the reference)
+    assert "panel_month" not in tables["sce_job_search"].columns
+    housing = tables["sce_housing"]
+    assert (housing["date"] == housing["survey_year"] * 100 + 2).all()  # added where absent
+    jobs = tables["sce_job_search"]
+    assert (jobs["date"] == jobs["year"] * 100 + 10).all()
     _check_truth(data.truth["job_search"], tables["sce_job_search"], ["weight_job_search"])
     _check_truth(data.truth["housing"], tables["sce_housing"], ["weight_housing"])
     assert (tables["sce_housing"]["survey_month"] == 2).all()
@@ -329,7 +330,7 @@ def test_job_search_special_codes_and_months_without_work(generated, built):
                                 == "would_not_accept").all()
     home = jobs["ec5_cps_job_commute_time"] == 999996
     assert (jobs.loc[home, "ec5_cps_job_commute_time__status"] == "mostly_works_from_home").all()
-    assert (jobs["survey_date"].dt.month == 10).all() and "date" not in jobs
+    assert (jobs["survey_date"].dt.month == 10).all() and (jobs["date"] % 100 == 10).all()
 
 
 def test_months_no_work_rule_on_hand_made_rows():
@@ -370,37 +371,46 @@ def test_release_dates_follow_the_lag_rule(built):
 
 def test_release_crosswalk_supplies_dates_and_must_cover_every_month(tmp_path):
     path = tmp_path / "release_sce.csv"
-    path.write_text("module,survey_year,survey_month,release_date,source\n"
-                    "core,2024,1,2024-10-14,Official\n"
-                    "housing,2024,2,2025-08-01,\n")
+    head = ("module,survey_year,survey_month,release_date,source,source_url,comments,"
+            "aggregate_release_date_proxy,microdata_release_lag_months\n")
+    path.write_text(head + "core,2024,1,2024-10-14,Official,https://x,c,2024-02-16,9\n"
+                    "housing,2024,2,2025-08-01,Inferred,https://x,c,2024-04-01,18\n")
     crosswalk = sce.ReleaseCrosswalk.read(path)
     dates = sce.release_columns("core", np.array([2024, 2024]), np.array([1, 1]), crosswalk)
     assert list(dates["release_date"]) == ["2024-10-14"] * 2
-    assert list(dates["release_date_source"]) == ["Official"] * 2
-    assert list(dates["aggregate_release_date_proxy"]) == ["2024-02-01"] * 2  # still the rule
+    assert list(dates["release_date_source"]) == ["Official"] * 2  # the crosswalk's text
+    assert list(dates["aggregate_release_date_proxy"]) == ["2024-02-16"] * 2
     housing = sce.release_columns("housing", np.array([2024]), np.array([2]), crosswalk)
-    assert housing["release_date_source"][0] == "crosswalk:release_sce.csv"
+    assert housing["release_date_source"][0] == "Inferred"
     with pytest.raises(DataError, match=r"release_sce.csv: no release date for SCE core 2024-02"):
         sce.release_columns("core", np.array([2024]), np.array([2]), crosswalk)
+    path.write_text("module,survey_year,survey_month,release_date,source\n"
+                    "core,2024,1,2024-10-14,Official\n")
+    with pytest.raises(DataError, match=r"column\(s\) \['source_url', 'comments'"):
+        sce.ReleaseCrosswalk.read(path)
+    path.write_text(head + "core,2024,1,2024-10-14,Official,https://x,c,2024-02-16,18\n")
+    with pytest.raises(DataError, match=r"release_sce.csv:2: .*lag for core is 9"):
+        sce.ReleaseCrosswalk.read(path)
 
 
-def test_manifest_counts_rows_per_workbook_and_month(built):
+def test_manifest_has_one_row_per_raw_file(generated, built):
+    raw, paths, _ = generated
     tables, _ = built
     manifest = tables["sce_release_manifest"]
-    assert (manifest["status"] == "built").all()
-    for module in LAGS:
-        table = tables[f"sce_{module}"]
-        rows = manifest[manifest["module"] == module]
-        assert rows["rows_kept"].sum() == len(table), module
-        counts = table.groupby(["survey_year", "survey_month"]).size()
-        got = rows.groupby(["survey_year", "survey_month"])["rows_kept"].sum()
-        assert got.astype(int).to_dict() == counts.to_dict(), module
-        merged = rows.merge(table.drop_duplicates(["survey_year", "survey_month", "raw_file"]),
-                            on=["survey_year", "survey_month", "raw_file"],
-                            suffixes=("", "_t"))
-        assert (merged["release_date"] == merged["release_date_t"]).all(), module
-    housing = manifest[manifest["module"] == "housing"]
-    assert set(housing["sheet"]) <= {f"Data {y}" for y in range(2014, 2025)}
+    assert list(manifest.columns) == sce.MANIFEST_COLUMNS
+    assert sorted(manifest["raw_file"]) == sorted(path for path, _, _ in LAYOUT.values())
+    for row in manifest.to_dict("records"):
+        table = tables[f"sce_{row['module']}"]
+        part = table[table["raw_file"] == row["raw_file"]]
+        assert row["release_date"] == part["release_date"].max(), row["raw_file"]
+        assert row["reference_period_start"] == part["survey_date"].min().strftime("%Y-%m-%d")
+        assert row["release_id"].endswith(row["release_date"].replace("-", "_"))
+        assert row["release_date_source"] == f"sce_{row['module']}_{LAGS[row['module']]}m_inferred"
+    path = raw / "micro" / "sce" / LAYOUT["labor_market"][0]
+    import hashlib
+
+    sha = manifest.loc[manifest["module"] == "labor_market", "sha256"].iloc[0]
+    assert sha == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,8 +429,7 @@ def test_skipped_workbooks_leave_no_table_and_are_listed(generated, tmp_path):
     assert set(report.outputs) == {"sce_core", "sce_job_search", "sce_release_manifest"}
     assert not (out / "sce_housing.parquet").exists()
     manifest = pd.read_parquet(report.outputs["sce_release_manifest"])
-    skipped = manifest[manifest["status"] == "skipped"]
-    assert set(skipped["raw_file"]) == {LAYOUT[k][0] for k in skip}
+    assert set(manifest["raw_file"]) == {LAYOUT[k][0] for k in ("core_13_16", "job_search")}
     core = pd.read_parquet(report.outputs["sce_core"])
     assert core["survey_year"].max() <= 2016
     with pytest.raises(ConfigError, match="every core workbook is skipped"):
@@ -468,7 +477,7 @@ def test_small_core_workbook_builds(tmp_path):
     assert core["Q1__label"].tolist() == ["about the same", "somewhat better off",
                                           "much worse off"]
     assert core["respondent_id"].tolist() == ["70000001", "70000001", "70000002"]
-    assert str(core["userid"].dtype) == "Int64"
+    assert str(core["userid"].dtype) == "int64"  # whole numbers without blanks, as read_excel
 
 
 def test_missing_sheet_is_named(tmp_path):
@@ -505,11 +514,14 @@ def test_code_outside_a_label_map_names_file_column_and_code(tmp_path):
                                              _core_frame(_REGION_CAT=["West", "Mars", "South"]))])
     with pytest.raises(DataError, match=r"column _REGION_CAT holds code 'Mars'"):
         _build_core(path)
-    # <= -900 specials and codes outside the income map are not errors
+    # a <= -900 special has no label either (as the reference); outside the income map: no label
     path = _write(tmp_path, "s.xlsx", [Sheet("Data", [["title"]],
-                                             _core_frame(Q1=[3, -999, 1], Q47=[5, None, 99]))])
+                                             _core_frame(Q1=[3, -999, 1]))])
+    with pytest.raises(DataError, match=r"column Q1 holds code -999"):
+        _build_core(path)
+    path = _write(tmp_path, "i.xlsx", [Sheet("Data", [["title"]], _core_frame(Q47=[5, None, 99]))])
     core = _build_core(path)["core"]
-    assert pd.isna(core["Q1__label"][1]) and pd.isna(core["_HH_INC_DETAILED__label"][2])
+    assert pd.isna(core["_HH_INC_DETAILED__label"][2])
 
 
 def test_bad_dates_and_repeated_rows_are_errors(tmp_path):
@@ -530,11 +542,18 @@ def test_bad_dates_and_repeated_rows_are_errors(tmp_path):
 def test_job_search_and_housing_checks(tmp_path):
     jobs = pd.DataFrame({"year": [2020, 2020], "userid": [1, 2], "survey_weight": [1.0, 1.0],
                          "age": [30, 40], "l8_months_no_work": [5, 999995],
-                         "l2_num_jobs": [1, 999991]})
+                         "l2_num_jobs": [1, 999991],
+                         **{c: [None, None] for c in sce.JOB_SEARCH_SPECIAL_CODES
+                            if c != "l8_months_no_work"}})
     path = write_workbook(tmp_path / "job_search" / "js.xlsx", [Sheet("Data", frame=jobs)])
     core = _write(tmp_path, "c.xlsx", [Sheet("Data", [["t"]], _core_frame())])
     pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
     with pytest.raises(DataError, match="column l2_num_jobs holds special code 999991"):
+        sce.build_tables(pieces)
+    path = write_workbook(tmp_path / "job_search" / "js2.xlsx", [Sheet("Data", frame=jobs.drop(
+        columns=["rw7b_pct_incr_healthins"]))])  # the reference requires every coded column
+    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
+    with pytest.raises(DataError, match="column rw7b_pct_incr_healthins not found"):
         sce.build_tables(pieces)
     sheets = []
     for year in range(2014, 2025):
@@ -543,8 +562,14 @@ def test_job_search_and_housing_checks(tmp_path):
         sheets += [Sheet(f"Data {year}", frame=frame), Sheet(f"Codebook {year}", rows=[])]
     path = write_workbook(tmp_path / "housing" / "h.xlsx", sheets)
     pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("housing", path)
-    with pytest.raises(DataError, match=r"sheet Data 2016: column date holds 201603; the 2016 "
-                                        r"housing wave is fielded in February \(201602\)"):
+    with pytest.raises(DataError, match=r"sheet Data 2016: column date holds 201603 in data row "
+                                        r"1; the 2016 housing wave is fielded in February"):
+        sce.build_tables(pieces)
+    sheets[4] = Sheet("Data 2016", frame=pd.DataFrame({"userid": [1, 2], "date": [201602, None],
+                                                       "weights": [1.0, 1.0]}))
+    path = write_workbook(tmp_path / "housing" / "h2.xlsx", sheets)
+    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("housing", path)
+    with pytest.raises(DataError, match=r"Data 2016: column date holds blank in data row 2"):
         sce.build_tables(pieces)
 
 
@@ -553,7 +578,7 @@ def test_sheet_reader_rules():
             (None, None, None, None)]
     frame = sce.sheet_frame(rows, 2, "w")
     assert list(frame.columns) == ["userid", "a", "b"] and len(frame) == 2
-    assert frame["a"].dtype == "float64" and frame["a"].tolist()[0] == 3
+    assert frame["a"].dtype == "float64" and frame["a"].tolist()[0] == 3  # a blank: float
     assert np.isnan(frame["a"].tolist()[1])
     assert frame["b"].tolist() == ["x", "4"]  # a text cell keeps the column as text
     # converted in chunks: text in a later chunk turns the earlier numbers into text too
@@ -576,8 +601,8 @@ def test_codebook_parser_reads_both_layouts():
 
 
 def test_generator_is_seeded():
-    a = synthetic_sce(seed=5, start="2024-01", end="2024-06", new_per_month=2)
-    b = synthetic_sce(seed=5, start="2024-01", end="2024-06", new_per_month=2)
+    a = synthetic_sce(seed=5, start="2013-12", end="2025-01", new_per_month=1)
+    b = synthetic_sce(seed=5, start="2013-12", end="2025-01", new_per_month=1)
     for key, sheets in a.sheets.items():
         for x, y in zip(sheets, b.sheets[key], strict=True):
             assert x.name == y.name and x.preamble == y.preamble and x.rows == y.rows
@@ -585,3 +610,5 @@ def test_generator_is_seeded():
                 pd.testing.assert_frame_equal(x.frame, y.frame)
     with pytest.raises(ConfigError, match="end 2023-01 is before start"):
         synthetic_sce(seed=1, start="2024-01", end="2023-01")
+    with pytest.raises(ConfigError, match="leaves core_13_16 sheet Data, core_17_19 sheet Data, housing sheet Data 2014"):
+        synthetic_sce(seed=1, start="2024-01", end="2025-06", new_per_month=1)

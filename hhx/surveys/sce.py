@@ -22,51 +22,60 @@ workbook is required. The optional key `release_crosswalk` names the reference's
 hhx.surveys.release_dates), which then supplies release_date and release_date_source; it must
 cover every module-month read.
 
-Outputs, one row per respondent x survey month per module (`sce_<module>.parquet`):
+Outputs, one row per respondent x survey month per module (`sce_<module>.parquet`), the
+reference builder's (`scripts/1_preprocessing/sce.py`) columns and rules:
 - structural columns: source, release_id, release_date, aggregate_release_date_proxy,
   microdata_release_lag_months, release_date_status, release_date_source, module, raw_file,
   respondent_id (userid as text), survey_year, survey_month, survey_date (first day of the month,
-  or the workbook's own `survey_date`), panel_month (`tenure`; modules without it take the core
-  row's), weight_<module> (spending, labor market and policy take the core row's weight and get
-  `missing_core_weight`), source_wave_year (housing, job search);
-- every workbook column as read (numbers float64; a column holding any non-numeric text stays
-  text); core workbooks are concatenated with the union of their columns;
+  or the workbook's own `survey_date`), panel_month (`tenure`; only where the sheet has it),
+  weight_<module> (where the sheet has a weight column; spending, labor market and policy take
+  the core row's weight, appended with `missing_core_weight`), source_wave_year (housing, job
+  search). Housing sheets without `date` get date = year * 100 + 2 after userid (a `date` column
+  must hold that value in every row); job search gets date = year * 100 + 10 after `year`.
+- every workbook column as read: numbers int64 when whole and never blank, else float64 (the
+  types of pandas' read_excel); a column holding any non-numeric text stays text; core
+  workbooks are concatenated with the union of their columns.
 - `<col>__clean` / `<col>__status` (valid, undocumented_special = <= -900 or non-numeric,
-  invalid_range) for density bins, probabilities and shares (0-100) and key numeric items;
-- density families (core Q9, Q9c, Q24, C1; spending qsp7dens): `<fam>__sum`, `<fam>__task_valid`,
-  `<fam>__task_status` (valid, range_invalid, partial_missing, all_zero, all_same_nonzero,
-  sum_off_100; |sum - 100| <= 1 tolerated);
+  invalid_range = outside the bounds, which wins: -999 in a 0-100 item is invalid_range), in the
+  reference's order: density bins of Q9, Q9c, Q24, C1, qsp7dens (0-100); the task key items,
+  unbounded (Q9_mean ..., Q13new, Q14new, Q17new, Q18new, Q22new, Q30new, qsp2, qsp12a_1-3,
+  qsp13a_1-3, l3, js5, js6, rw2a, rw2b, q113, q115, q121, q122, qp2_1, qp2_7, qp2_16, HQ1_1,
+  q1_1, HQ38, hq38, l1a_lfs_rc, l1_lfs_rc, l2_num_jobs, l7_days_spent_searching,
+  l11_cps_job_earn_ann); then the probability / share items (0-100) not named before;
+- density families (core Q9, Q9c, Q24, C1; spending qsp7dens): `<fam>__sum`, `<fam>__task_valid`
+  (NA where no bin is answered), `<fam>__task_status` (valid, range_invalid, partial_missing,
+  all_zero, all_same_nonzero, sum_off_100; |sum - 100| <= 1 tolerated);
 - `<col>__label` from the manual label maps (housing also from its Codebook sheets); a code
-  outside a map is an error, except `_HH_INC_DETAILED` (unmapped -> no label) and <= -900 specials;
+  outside a map, a <= -900 special included, is an error, except `_HH_INC_DETAILED`;
 - core: `age_years` (Q32 when reported, else the first reported Q32 advanced by elapsed months
   / 12, floored), `_HH_INC_DETAILED` (Q47 at panel month 1, D6 later);
 - labor market: `reservation_wage_annual_full_time` (+ `_status`) = rw2a__clean x unit factor of
   rw2b (hour 40*52, week 52, two weeks 26, month 12, year 1; missing unit from 2017-03 = year);
 - job search: semantic statuses for the documented 99999x codes, `l8_months_no_work__clean`
   (integer, 0 <= value <= 12 * age, age 18-100).
+A respondent-month in two rows of a module (also across the four core workbooks) is an error,
+as in the reference.
 
-Release dates (spec 2): release_date = first day of the survey month + the module's lag in
-months (core 9, household_spending 18, labor_market 18, public_policy 9, housing 18, job_search
-9), e.g. core 2024-01 -> 2024-10-01; aggregate_release_date_proxy = first day of the month after
-the survey month (the NY Fed publishes aggregates about then). Status
-`inferred_from_collection_month_and_official_lag`, source `sce_<module>_<lag>m_inferred`.
+Release dates (spec 2): with `release_crosswalk` (the reference's release_sce.csv, whose
+columns source, source_url, comments, aggregate_release_date_proxy and
+microdata_release_lag_months are required as upstream) every field comes from it
+(release_date_source = its `source` text). Without it (hhx's default; the reference always
+needs the file) release_date = first day of the survey month + the module's lag (core 9,
+household_spending 18, labor_market 18, public_policy 9, housing 18, job_search 9),
+aggregate_release_date_proxy = the first day of the following month, source
+`sce_<module>_<lag>m_inferred`; status `inferred_from_collection_month_and_official_lag`.
 
-Overlapping core workbooks (the `latest` file may repeat months of 20-24): one row per
-respondent x month is kept, the copy from the later workbook in the order 13-16, 17-19, 20-24,
-latest (the newer publication); a repeat inside one workbook is an error.
-
-`sce_release_manifest.parquet`: one row per module x workbook x sheet x survey month with rows
-read and kept, duplicates dropped, release dates and release_id; skipped workbooks get one row
-with status `skipped` (and an older build's table of a skipped module is removed).
+`sce_release_manifest.parquet`: one row per raw file, as upstream (release_id and release_date
+of its latest row, the sources used, survey months covered, download URL, SHA-256); the notes
+text is hhx's own.
 
 Reading: openpyxl read-only, values only, rows converted to columns 20,000 at a time; workbooks
 are read in parallel processes when they total over 8 MB. Housing labels come from the year's
 `Codebook {year}` sheet (a column missing there takes the nearest year's entry); the manual maps
-win for hq38, qh0, qh4a. Differences from the reference, all deliberate: probability and share
-items are bounded 0-100 as spec 1.8 lists them (the reference's inventory leaves Q13new, Q14new,
-Q17new, Q18new, Q22new, Q30new, qsp12a_N, qsp13a_N, q113, q115, q121, q122 unbounded); a code
-<= -900 in a labelled column gets no label instead of failing; modules take panel_month from
-the core row; job-search companions are made for the documented columns that are present.
+win for hq38, qh0, qh4a. Differences from the reference: a workbook can be skipped on purpose
+(null key: that module gets no table); the reference keeps blank-named header columns as
+`Unnamed: N` where hhx requires them empty and drops them; numeric text cells ("5") are read
+as numbers; label columns are text, not pandas categoricals (same values).
 """
 
 from __future__ import annotations
@@ -84,7 +93,14 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys.base import BuildReport, raw_path, require_file, sidecar_path, write_outputs
+from hhx.surveys.base import (
+    BuildReport,
+    input_sha256,
+    raw_path,
+    require_file,
+    sidecar_path,
+    write_outputs,
+)
 from hhx.surveys.release_dates import (
     SCE_LAG_MONTHS,
     read_release_crosswalk,
@@ -158,7 +174,7 @@ BY_KEY = {w.key: w for w in WORKBOOKS}
 REQUIRED_COLUMNS = {
     "core": ["tenure"],
     "labor_market": ["rw2a", "rw2b"],
-    "job_search": ["age", "l8_months_no_work"],
+    "job_search": ["age", "l8_months_no_work"],  # + the documented special-code columns
 }
 CORE_REQUIRED_AFTER_CONCAT = ["Q32", "Q47", "D6"]
 
@@ -171,32 +187,29 @@ CORE_PROBABILITY_ITEMS = (
     "Q4new", "Q5new", "Q6new", "ES3new", "Q13new", "Q14new", "Q17new", "Q18new", "Q20new",
     "Q21new", "Q22new", "Q30new",
 )  # fmt: skip
-COMPANION_RULES: dict[str, list[tuple[str, tuple[float | None, float | None]]]] = {
-    "core": [
-        (r"(Q9|Q9c|Q24|C1)_bin\d+", _PROB),
-        ("|".join(CORE_PROBABILITY_ITEMS), _PROB),
-        (r"Q9_mean|Q9c_mean|Q24_mean|C1_mean", _FREE),
-    ],
-    "household_spending": [
-        (r"qsp7dens_\d+", _PROB),
-        (r"qsp(4|5)_\d+", _PROB),
-        (r"qsp1[23]a_\d+", _PROB),
-        (r"qsp2", _FREE),
-    ],
-    "labor_market": [
-        (r"nl4_\d+|oo1_\d+|oo2b_\d+|oo2c\d+|oo2u|oo2e|oo2f|q113|q115|q119|q121|q122", _PROB),
-        (r"l3|js5|js6|rw2a|rw2b", _FREE),
-    ],
-    "public_policy": [
-        (r"qp1x[123]_\d+", _PROB),
-        (r"qp2_1|qp2_7|qp2_16", _FREE),
-    ],
-    "housing": [(r"HQ1_1|q1_1|HQ38|hq38", _FREE)],
-    "job_search": [
-        (r"l1a_lfs_rc|l1_lfs_rc|l2_num_jobs|l7_days_spent_searching|l11_cps_job_earn_ann",
-         _FREE),
-    ],
+# Density families whose bins get 0-100 companions in every module.
+DENSITY_PREFIXES = ("Q9", "Q9c", "Q24", "C1", "qsp7dens")
+# The reference's task key items: companions without bounds (they come before the probability
+# rules, so Q13new, Q14new, Q17new, Q18new, Q22new, Q30new, qsp12a_1-3, qsp13a_1-3, q113,
+# q115, q121 and q122 stay unbounded although they are probabilities or shares).
+TASK_KEY_ITEMS = {
+    "core": ("Q9_mean", "Q9c_mean", "Q13new", "Q14new", "Q17new", "Q18new", "Q22new", "Q30new",
+             "Q24_mean", "C1_mean"),
+    "household_spending": ("qsp2", "qsp12a_1", "qsp12a_2", "qsp12a_3", "qsp13a_1", "qsp13a_2",
+                           "qsp13a_3"),
+    "labor_market": ("l3", "js5", "js6", "rw2a", "rw2b", "q113", "q115", "q121", "q122"),
+    "public_policy": ("qp2_1", "qp2_7", "qp2_16"),
+    "housing": ("HQ1_1", "q1_1", "HQ38", "hq38"),
+    "job_search": ("l1a_lfs_rc", "l1_lfs_rc", "l2_num_jobs", "l7_days_spent_searching",
+                   "l11_cps_job_earn_ann"),
 }  # fmt: skip
+# Probability and share items (0-100) by module, as full-match patterns.
+PROBABILITY_ITEMS = {
+    "core": "|".join(CORE_PROBABILITY_ITEMS),
+    "public_policy": r"qp1x[123]_\d+",
+    "household_spending": r"qsp(4|5)_\d+|qsp1[23]a_\d+",
+    "labor_market": r"nl4_\d+|oo1_\d+|oo2b_\d+|oo2c\d+|oo2u|oo2e|oo2f|q113|q115|q119|q121|q122",
+}
 SPECIAL_AT_OR_BELOW = -900.0
 DENSITY_FAMILIES = {"core": ("Q9", "Q9c", "Q24", "C1"), "household_spending": ("qsp7dens",)}
 DENSITY_TOLERANCE = 1.0
@@ -323,6 +336,7 @@ JOB_SEARCH_SPECIAL_CODES: dict[str, dict[int, str]] = {
     "rw7b_pct_incr_healthins": _NOT,
 }
 NEVER_WORKED = 999995
+REQUIRED_COLUMNS["job_search"] += [c for c in JOB_SEARCH_SPECIAL_CODES if c != "l8_months_no_work"]
 RW_ANNUAL_FACTORS = {"hour": 40.0 * 52.0, "week": 52.0, "two weeks": 26.0, "month": 12.0,
                      "year": 1.0}  # fmt: skip
 RW_ANNUAL_FROM = pd.Timestamp("2017-03-01")
@@ -332,13 +346,24 @@ RW_ANNUAL_FROM = pd.Timestamp("2017-03-01")
 # Reading workbooks
 
 
+def _numbers(values: list | tuple) -> np.ndarray:
+    """Numbers as int64 when every cell holds a whole number, else float64: the column types
+    pandas' `read_excel` (the reference's reader) gives, so integer columns stay integers."""
+    arr = np.array(values, dtype="float64")
+    if len(arr) and not np.isnan(arr).any() and (arr == np.round(arr)).all() and (
+            np.abs(arr) < 2**53).all():
+        return arr.astype("int64")
+    return arr
+
+
 def _column_values(values: tuple) -> np.ndarray:
-    """One sheet column as float64 when every cell is a number (or blank / blank text), else as
-    text (object array of str/None). Excel dates stay datetimes."""
+    """One sheet column as numbers when every cell is a number (or blank / blank text; int64
+    without blanks and fractions, else float64), else as text (object array of str/None).
+    Excel dates stay datetimes."""
     kinds = set(map(type, values))
     kinds.discard(type(None))
     if kinds <= {int, float, bool}:
-        return np.array(values, dtype="float64")
+        return _numbers(values)
     cleaned: list = []
     text = False
     for v in values:
@@ -354,7 +379,7 @@ def _column_values(values: tuple) -> np.ndarray:
         cleaned.append(v)
     kinds = set(map(type, cleaned)) - {type(None)}
     if not text and kinds <= {int, float, bool}:
-        return np.array(cleaned, dtype="float64")
+        return _numbers(cleaned)
     if kinds <= {dt.datetime, dt.date}:
         return pd.to_datetime(pd.Series(cleaned, dtype="object")).to_numpy()
     return np.array([_as_text(v) for v in values], dtype="object")
@@ -381,11 +406,11 @@ def _blank(v) -> bool:
 
 def _join_chunks(chunks: list[np.ndarray]) -> np.ndarray:
     """Per-chunk column arrays -> one array; text wins over numbers (numbers then as text)."""
-    if all(c.dtype == "float64" for c in chunks):
+    if all(c.dtype.kind in "if" for c in chunks):
         return np.concatenate(chunks) if chunks else np.array([], dtype="float64")
     parts = []
     for c in chunks:
-        if c.dtype == "float64":
+        if c.dtype.kind in "if":
             c = np.array([None if np.isnan(v) else _as_text(v) for v in c.tolist()], dtype=object)
         elif c.dtype.kind == "M":
             c = np.array([None if pd.isna(v) else str(pd.Timestamp(v).date()) for v in c],
@@ -563,22 +588,49 @@ def _read_all(jobs: list[tuple[str, Path]]) -> list[list[Piece]]:
 # Structural columns and release dates
 
 
+CROSSWALK_COLUMNS = ["source", "source_url", "comments", "aggregate_release_date_proxy",
+                     "microdata_release_lag_months"]  # besides the keys and release_date
+
+
 @dataclass
 class ReleaseCrosswalk:
     """A validated `release_sce.csv` (hhx.surveys.release_dates) as a lookup."""
 
     path: Path
-    dates: dict[tuple[str, int, int], tuple[str, str]]  # key -> (release date, source)
+    # (module, year, month) -> (release date, source text, aggregate proxy date, lag months)
+    dates: dict[tuple[str, int, int], tuple[str, str, str, int]]
 
     @classmethod
     def read(cls, path: Path) -> ReleaseCrosswalk:
-        table = read_release_crosswalk("sce", path)
-        source = (table["release_date_source"] if "release_date_source" in table.columns
-                  else pd.Series(f"crosswalk:{path.name}", index=table.index))
-        keys = zip(table["module"], table["survey_year"], table["survey_month"], strict=True)
-        return cls(path, {(m, int(y), int(mm)): (d, s or f"crosswalk:{path.name}")
-                          for (m, y, mm), d, s in zip(keys, table["release_date"], source,
-                                                      strict=True)})
+        """The reference's columns are required: keys, release_date, source, source_url,
+        comments (non-empty), aggregate_release_date_proxy and microdata_release_lag_months
+        (the module's lag)."""
+        keys = read_release_crosswalk("sce", path)
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        raw.columns = [c.strip().lower() for c in raw.columns]
+        absent = [c for c in CROSSWALK_COLUMNS if c not in raw.columns]
+        if absent:
+            raise DataError(f"{path}: column(s) {absent} missing; release_sce.csv needs module, "
+                            "survey_year, survey_month, release_date, " + ", ".join(
+                                CROSSWALK_COLUMNS))
+        dates = {}
+        for i, (row, key) in enumerate(zip(raw.to_dict("records"), keys.to_dict("records"),
+                                           strict=True), start=2):
+            empty = [c for c in ("source", "source_url", "comments") if not row[c].strip()]
+            try:
+                proxy = dt.date.fromisoformat(row["aggregate_release_date_proxy"].strip()[:10])
+                lag = int(row["microdata_release_lag_months"])
+            except ValueError:
+                proxy = lag = None
+            module = key["module"].strip()
+            if empty or proxy is None or lag != RELEASE_LAG_MONTHS.get(module):
+                problem = (f"empty {empty[0]}" if empty else "aggregate_release_date_proxy or "
+                           f"microdata_release_lag_months invalid (lag for {module} is "
+                           f"{RELEASE_LAG_MONTHS.get(module)})")
+                raise DataError(f"{path}:{i}: {problem}")
+            dates[(module, int(key["survey_year"]), int(key["survey_month"]))] = (
+                key["release_date"], row["source"].strip(), proxy.isoformat(), lag)
+        return cls(path, dates)
 
 
 def release_columns(
@@ -590,17 +642,19 @@ def release_columns(
     lag = RELEASE_LAG_MONTHS[module]
     index = np.asarray(year, dtype="int64") * 12 + np.asarray(month, dtype="int64") - 1
     months, inverse = np.unique(index, return_inverse=True)
-    release, proxy, source = [], [], []
+    release, proxy, source, lags = [], [], [], []
     for y, m in zip((months // 12).tolist(), (months % 12 + 1).tolist(), strict=True):
-        following = dt.date(y + m // 12, m % 12 + 1, 1)
-        proxy.append(following.isoformat())
         if crosswalk is None:
             release.append(sce_inferred_release_date(module, y, m))
+            proxy.append(dt.date(y + m // 12, m % 12 + 1, 1).isoformat())
             source.append(f"sce_{module}_{lag}m_inferred")
+            lags.append(lag)
         elif (module, y, m) in crosswalk.dates:
-            date, src = crosswalk.dates[(module, y, m)]
+            date, src, agg, months_lag = crosswalk.dates[(module, y, m)]
             release.append(date)
             source.append(src)
+            proxy.append(agg)
+            lags.append(months_lag)
         else:
             raise DataError(f"{crosswalk.path}: no release date for SCE {module} {y}-{m:02d}; "
                             "add the row")
@@ -608,7 +662,7 @@ def release_columns(
     return {
         "release_date": np.array(release, dtype="object")[inverse],
         "aggregate_release_date_proxy": np.array(proxy, dtype="object")[inverse],
-        "microdata_release_lag_months": np.full(n, lag, dtype="int64"),
+        "microdata_release_lag_months": np.array(lags, dtype="int64")[inverse],
         "release_date_status": np.full(n, RELEASE_DATE_STATUS, dtype="object"),
         "release_date_source": np.array(source, dtype="object")[inverse],
     }
@@ -639,19 +693,27 @@ def structural(piece: Piece, crosswalk: ReleaseCrosswalk | None) -> pd.DataFrame
     n = len(df)
     if piece.module == "housing":
         expected = piece.wave_year * 100 + 2
-        if "date" in df.columns:
+        if "date" in df.columns:  # must be the February fielding month in every row
             seen = _numeric(df, "date")
-            bad = seen.notna() & (seen != expected)
+            bad = seen.isna() | (seen != expected)
             if bad.any():
-                raise DataError(f"{where}: column date holds {seen[bad].iloc[0]:g}; the "
+                shown = "blank" if pd.isna(seen[bad].iloc[0]) else f"{seen[bad].iloc[0]:g}"
+                raise DataError(f"{where}: column date holds {shown} in data row "
+                                f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}; the "
                                 f"{piece.wave_year} housing wave is fielded in February "
                                 f"({expected})")
+        else:  # the reference adds it after userid
+            df = df.copy()
+            df.insert(list(df.columns).index(spec.id_column) + 1, "date",
+                      np.full(n, expected, dtype="int64"))
         date = np.full(n, float(expected))
     elif piece.module == "job_search":
         year = _numeric(df, "year")
         if (year.isna() | (year != year.round())).any():
             raise DataError(f"{where}: column year is blank or not a year in some row")
         date = (year * 100 + 10).to_numpy()
+        df = df.copy()  # the reference adds date = year * 100 + 10 after year
+        df.insert(list(df.columns).index("year") + 1, "date", date.astype("int64"))
     else:
         date = _numeric(df, spec.date_column).to_numpy()
         text_date = pd.isna(date) & pd.notna(df[spec.date_column].to_numpy())
@@ -701,10 +763,10 @@ def structural(piece: Piece, crosswalk: ReleaseCrosswalk | None) -> pd.DataFrame
         "survey_date": survey_date.astype("datetime64[ns]").to_numpy(),
     })  # fmt: skip
     out["respondent_id"] = out["respondent_id"].astype("string")
-    out["panel_month"] = (_integer(df, "tenure", where) if "tenure" in df.columns
-                          else pd.array([pd.NA] * n, dtype="Int64"))
-    weight = f"weight_{piece.module}"
-    out[weight] = _numeric(df, spec.weight_column) if spec.weight_column in df.columns else np.nan
+    if "tenure" in df.columns:  # as the reference: no panel_month where the sheet has no tenure
+        out["panel_month"] = _integer(df, "tenure", where)
+    if spec.weight_column in df.columns:
+        out[f"weight_{piece.module}"] = _numeric(df, spec.weight_column)
     if piece.wave_year is not None or piece.module == "job_search":
         out["source_wave_year"] = (np.full(n, piece.wave_year) if piece.wave_year is not None
                                    else year)
@@ -755,16 +817,22 @@ def _file_of(frame: pd.DataFrame, mask: pd.Series | np.ndarray) -> str:
 # Core derived columns, duplicates across core workbooks, module weights
 
 
-def drop_core_repeats(core: pd.DataFrame, order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Keep one row per respondent x month: the copy from the latest workbook in `order`
-    (file keys). Returns (kept rows, the dropped rows' keys and files)."""
-    rank = core["_key"].map({k: i for i, k in enumerate(order)}).to_numpy()
-    keys = ["respondent_id", "survey_year", "survey_month"]
-    sorter = pd.DataFrame({"rank": rank, "row": np.arange(len(core))})
-    newest_first = core.iloc[np.lexsort((sorter["row"], -sorter["rank"]))]
-    dropped = newest_first.duplicated(keys, keep="first")
-    kept = newest_first[~dropped].sort_index(kind="stable")
-    return kept.reset_index(drop=True), newest_first.loc[dropped, keys + ["_key"]]
+def check_unique(table: pd.DataFrame, module: str) -> None:
+    """One row per respondent x survey month (the reference refuses repeats, also across the
+    four core workbooks)."""
+    dup = table.duplicated(["respondent_id", "survey_year", "survey_month"], keep=False)
+    if dup.any():
+        rows = table[dup]
+        first = rows.iloc[0]
+        same = rows[(rows["respondent_id"] == first["respondent_id"])
+                    & (rows["survey_year"] == first["survey_year"])
+                    & (rows["survey_month"] == first["survey_month"])]
+        files = ", ".join(f"{f} sheet {sh}" for f, sh in zip(same["raw_file"], same["_sheet"],
+                                                             strict=True))
+        raise DataError(f"SCE {module}: respondent {first['respondent_id']} appears more than "
+                        f"once for {first['survey_year']}-{int(first['survey_month']):02d} "
+                        f"({files}); the module must hold one row per respondent and month "
+                        "(remove the repeated rows from the later workbook)")
 
 
 def add_core_derived(core: pd.DataFrame) -> pd.DataFrame:
@@ -774,8 +842,7 @@ def add_core_derived(core: pd.DataFrame) -> pd.DataFrame:
         raise DataError(f"SCE core workbooks: column(s) {missing} not found in any core "
                         f"workbook; download them again from {MODULE_URLS['core']}")
     month_index = core["survey_year"].to_numpy() * 12 + core["survey_month"].to_numpy()
-    reported = _numeric(core, "Q32")
-    reported = reported.where(reported > SPECIAL_AT_OR_BELOW)
+    reported = _numeric(core, "Q32")  # as reported (the reference does not screen specials)
     first = (pd.DataFrame({"id": core["respondent_id"], "m": month_index, "age": reported})
              .dropna(subset=["age"]).sort_values(["id", "m"], kind="stable")
              .drop_duplicates("id"))
@@ -789,22 +856,17 @@ def add_core_derived(core: pd.DataFrame) -> pd.DataFrame:
     return core
 
 
-def attach_core_context(table: pd.DataFrame, core: pd.DataFrame, module: str) -> pd.DataFrame:
-    """Spending, labor market, policy: weight from the core row of the same respondent-month;
-    every module: panel_month from core where the sheet has no tenure column."""
-    keys = ["respondent_id", "survey_year", "survey_month"]
-    context = core[keys + ["panel_month", "weight_core"]].rename(
-        columns={"panel_month": "_core_panel", "weight_core": "_core_weight"})
-    merged = table[keys].merge(context, on=keys, how="left")
-    assert len(merged) == len(table)
-    if table["panel_month"].isna().all():
-        table["panel_month"] = merged["_core_panel"].astype("Int64").array
+def attach_core_weights(table: pd.DataFrame, core: pd.DataFrame, module: str) -> pd.DataFrame:
+    """Spending, labor market, policy: `weight_<module>` from the core row of the same
+    respondent-month where the sheet has no weight column, then `missing_core_weight` (both
+    appended, as the reference's merge does)."""
     weight = f"weight_{module}"
-    if module in ("household_spending", "labor_market", "public_policy"):
-        if table[weight].isna().all():
-            table[weight] = merged["_core_weight"].to_numpy()
-        at = table.columns.get_loc(weight) + 1
-        table.insert(at, "missing_core_weight", table[weight].isna().to_numpy())
+    if weight not in table.columns:
+        keys = ["respondent_id", "survey_year", "survey_month"]
+        merged = table[keys].merge(core[keys + ["weight_core"]], on=keys, how="left")
+        assert len(merged) == len(table)
+        table[weight] = merged["weight_core"].to_numpy()
+    table["missing_core_weight"] = table[weight].isna().to_numpy()
     return table
 
 
@@ -814,32 +876,51 @@ def attach_core_context(table: pd.DataFrame, core: pd.DataFrame, module: str) ->
 
 def clean_status(values: pd.Series, lower: float | None, upper: float | None
                  ) -> tuple[np.ndarray, pd.Series]:
-    """(`__clean`, `__status`): valid / undocumented_special / invalid_range; blank -> NA."""
+    """(`__clean`, `__status`): valid / undocumented_special (<= -900 or not a number) /
+    invalid_range (outside the bounds; wins over special, so -999 in a 0-100 item is
+    invalid_range, as in the reference); blank -> NA."""
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype="float64")
     present = values.notna().to_numpy()
     special = present & (np.isnan(numeric) | (numeric <= SPECIAL_AT_OR_BELOW))
-    out_of_range = present & ~special & (
-        (numeric < lower if lower is not None else False)
-        | (numeric > upper if upper is not None else False))
+    with np.errstate(invalid="ignore"):
+        out_of_range = present & ~np.isnan(numeric) & (
+            (numeric < lower if lower is not None else False)
+            | (numeric > upper if upper is not None else False))
     valid = present & ~special & ~out_of_range
     status = np.full(len(values), None, dtype="object")
-    status[valid], status[special], status[out_of_range] = (
-        "valid", "undocumented_special", "invalid_range")
+    status[valid], status[special] = "valid", "undocumented_special"
+    status[out_of_range] = "invalid_range"
     return np.where(valid, numeric, np.nan), pd.Series(status, dtype="string")
+
+
+def companion_specs(columns: list[str], module: str) -> list[tuple[str, float | None,
+                                                                   float | None]]:
+    """(column, lower, upper) of every companion, in the reference's order: density bins of
+    any module (0-100), then the module's task key items (unbounded), then its probability and
+    share items (0-100); a column keeps the first rule that names it."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for prefix in DENSITY_PREFIXES:
+        regex = re.compile(rf"{re.escape(prefix)}_(bin|dens_?)?\d+")
+        for column in columns:
+            if regex.fullmatch(column):
+                out.setdefault(column, _PROB)
+    for column in TASK_KEY_ITEMS.get(module, ()):
+        if column in columns:
+            out.setdefault(column, _FREE)
+    regex = PROBABILITY_ITEMS.get(module)
+    if regex is not None:
+        for column in columns:
+            if re.fullmatch(regex, column):
+                out.setdefault(column, _PROB)
+    return [(c, lo, hi) for c, (lo, hi) in out.items()]
 
 
 def companion_columns(table: pd.DataFrame, module: str) -> dict[str, object]:
     additions: dict[str, object] = {}
-    done: set[str] = set()
-    for pattern, (lower, upper) in COMPANION_RULES.get(module, []):
-        regex = re.compile(f"(?:{pattern})")
-        for column in table.columns:
-            if column in done or not regex.fullmatch(column):
-                continue
-            done.add(column)
-            clean, status = clean_status(table[column], lower, upper)
-            additions[f"{column}__clean"] = clean
-            additions[f"{column}__status"] = status.array
+    for column, lower, upper in companion_specs(list(table.columns), module):
+        clean, status = clean_status(table[column], lower, upper)
+        additions[f"{column}__clean"] = clean
+        additions[f"{column}__status"] = status.array
     return additions
 
 
@@ -874,8 +955,8 @@ def density_columns_for(table: pd.DataFrame, module: str) -> dict[str, object]:
             continue
         total, status = density_status(table[columns])
         additions[f"{family}__sum"] = total
-        additions[f"{family}__task_valid"] = pd.array((status == "valid").fillna(False),
-                                                      dtype="boolean")
+        # NA where the family is not answered at all (status NA), as the reference
+        additions[f"{family}__task_valid"] = pd.array(status == "valid", dtype="boolean")
         additions[f"{family}__task_status"] = status.array
     return additions
 
@@ -892,14 +973,14 @@ def label_series(table: pd.DataFrame, column: str, mapping: dict, module: str,
         labels = codes.map(mapping)
     else:
         numeric = pd.to_numeric(raw, errors="coerce")
-        special = numeric <= SPECIAL_AT_OR_BELOW
-        present = raw.notna() & ~special
+        present = raw.notna()  # a special code (<= -900) has no label: an error, as upstream
         # int keys match equal floats (hash(1.0) == hash(1))
         labels = numeric.map(mapping).where(present)
     unknown = present & labels.isna()
     if unknown.any() and column not in UNMAPPED_ALLOWED:
         code = raw[unknown].iloc[0]
-        code = f"{code:g}" if isinstance(code, float) else repr(code)
+        code = (f"{float(code):g}" if isinstance(code, (int, float, np.integer, np.floating))
+                else repr(code))
         allowed = ", ".join(str(k) for k in mapping)
         raise DataError(f"{_file_of(table, unknown)}: column {column} holds code {code}, which "
                         f"is not in the SCE {module} codebook ({allowed}); download the "
@@ -968,7 +1049,7 @@ def job_search_specials(table: pd.DataFrame) -> dict[str, object]:
     """Semantic statuses for the documented 99999x codes; an undocumented 99999x code in any
     numeric column is an error (it would otherwise pass as a real value)."""
     for column in table.columns:
-        if column.startswith("_") or table[column].dtype != "float64":
+        if column.startswith("_") or table[column].dtype.kind not in "if":
             continue
         values = table[column]
         hit = values.between(999990, 999999) & (values == values.round())
@@ -1047,29 +1128,37 @@ def finish_module(table: pd.DataFrame, module: str,
 # Build
 
 
-def manifest_rows(frame: pd.DataFrame, dropped: pd.DataFrame | None) -> pd.DataFrame:
-    """Per workbook x sheet x survey month: rows read, kept, dropped and the release dates."""
-    group = ["module", "raw_file", "_sheet", "survey_year", "survey_month"]
-    firsts = ["release_date", "aggregate_release_date_proxy", "microdata_release_lag_months",
-              "release_date_status", "release_date_source", "release_id", "_key"]
-    out = frame.groupby(group, sort=True).agg(
-        rows_read=("respondent_id", "size"), **{c: (c, "first") for c in firsts}).reset_index()
-    out["duplicates_dropped"] = 0
-    if dropped is not None and len(dropped):
-        count = dropped.groupby(["_key", "survey_year", "survey_month"]).size()
-        index = pd.MultiIndex.from_frame(out[["_key", "survey_year", "survey_month"]])
-        out["duplicates_dropped"] = count.reindex(index).fillna(0).astype("int64").to_numpy()
-    out["rows_kept"] = out["rows_read"] - out["duplicates_dropped"]
-    out["status"] = "built"
-    return out.rename(columns={"_sheet": "sheet"}).drop(columns=["_key"])
-
-
 MANIFEST_COLUMNS = [
-    "source", "module", "raw_file", "sheet", "status", "survey_year", "survey_month",
-    "survey_date", "rows_read", "duplicates_dropped", "rows_kept", "release_date",
-    "aggregate_release_date_proxy", "microdata_release_lag_months", "release_date_status",
-    "release_date_source", "release_id",
+    "source", "release_id", "release_date", "official_release_date", "release_date_source",
+    "release_date_status", "release_date_unit", "microdata_release_lag_months",
+    "reference_period_start", "reference_period_end", "module", "raw_file", "download_url",
+    "sha256", "task_ready", "leakage_ready", "notes",
 ]  # fmt: skip
+
+
+def manifest_rows(table: pd.DataFrame, paths: dict[str, Path]) -> pd.DataFrame:
+    """One row per raw file (the reference's `sce_release_manifest`): latest row-level release
+    date, the sources used, the survey months covered, the file's SHA-256."""
+    rows = []
+    for (module, raw_file), part in table.groupby(["module", "raw_file"], sort=True):
+        release = str(part["release_date"].max())
+        sources = "; ".join(sorted(part["release_date_source"].dropna().astype(str).unique()))
+        first = part["survey_date"].min().date().isoformat()
+        last = part["survey_date"].max().date().isoformat()
+        slug = _slug(Path(raw_file).stem)
+        rows.append({
+            "source": "sce", "release_id": f"sce_{module}_{slug}_{release.replace('-', '_')}",
+            "release_date": release, "official_release_date": "",
+            "release_date_source": sources, "release_date_status": RELEASE_DATE_STATUS,
+            "release_date_unit": "max_row_level_inferred_microdata_release_date",
+            "microdata_release_lag_months": int(part["microdata_release_lag_months"].max()),
+            "reference_period_start": first, "reference_period_end": last,
+            "module": module, "raw_file": raw_file, "download_url": MODULE_URLS[module],
+            "sha256": input_sha256(paths[raw_file]), "task_ready": 0, "leakage_ready": 1,
+            "notes": (f"{len(part)} respondent-month rows, survey months {first} to {last}; "
+                      "row eligibility uses each row's own release_date."),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=MANIFEST_COLUMNS)
 
 
 def _resolve(survey: SurveyConfig, raw_dir: Path) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -1096,36 +1185,28 @@ def build_tables(
     pieces: list[Piece], crosswalk: ReleaseCrosswalk | None = None
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Sheets as read -> ({module: table}, manifest)."""
-    order = [w.key for w in WORKBOOKS]
     by_module: dict[str, list[pd.DataFrame]] = {}
     for piece in pieces:
         frame = structural(piece, crosswalk)
-        frame.insert(len(frame.columns), "_key", piece.key)
         if piece.module == "housing":
             codebook = housing_codebook_labels(
                 piece, frame, [p for p in pieces if p.module == "housing" and p is not piece])
             frame = pd.concat([frame, pd.DataFrame(codebook, index=frame.index)], axis=1)
         by_module.setdefault(piece.module, []).append(frame)
+    paths = {f"{p.path.parent.name}/{p.path.name}": p.path for p in pieces}
 
-    manifests, tables = [], {}
-    core_all = _concat(by_module["core"])
-    core, dropped = drop_core_repeats(core_all, order)
-    manifests.append(manifest_rows(core_all, dropped))
-    del core_all
-    core = add_core_derived(core)
+    tables, manifests = {}, []
+    core = add_core_derived(_concat(by_module["core"]))
     for module in MODULES:
         if module not in by_module:
             continue
         table = core if module == "core" else _concat(by_module[module])
-        if module != "core":
-            manifests.append(manifest_rows(table, None))
-            table = attach_core_context(table, core, module)
+        check_unique(table, module)
+        if module in ("household_spending", "labor_market", "public_policy"):
+            table = attach_core_weights(table, core, module)
+        manifests.append(manifest_rows(table, paths))
         tables[module] = finish_module(table, module)
-    manifest = pd.concat(manifests, ignore_index=True)
-    manifest["source"] = "sce"
-    manifest["survey_date"] = [f"{y:04d}-{m:02d}-01" for y, m in
-                               zip(manifest["survey_year"], manifest["survey_month"], strict=True)]
-    return tables, manifest
+    return tables, pd.concat(manifests, ignore_index=True)
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
@@ -1137,15 +1218,6 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         crosswalk = ReleaseCrosswalk.read(raw_path(survey, "release_crosswalk", raw_dir))
     pieces = [p for group in _read_all(jobs) for p in group]
     tables, manifest = build_tables(pieces, crosswalk)
-    skipped_rows = [{"source": "sce", "module": BY_KEY[k].module,
-                     "raw_file": "/".join(Path(BY_KEY[k].path).parts[-2:]), "status": "skipped"}
-                    for k in skipped]
-    if skipped_rows:
-        manifest = pd.concat([manifest, pd.DataFrame(skipped_rows)], ignore_index=True)
-    manifest = manifest.reindex(columns=MANIFEST_COLUMNS)
-    for column in ("survey_year", "survey_month", "rows_read", "duplicates_dropped", "rows_kept",
-                   "microdata_release_lag_months"):
-        manifest[column] = manifest[column].astype("Int64")
     frames = {f"sce_{module}": table for module, table in tables.items()}
     frames[MANIFEST_NAME] = manifest
     inputs = [p for _, p in jobs] + ([crosswalk.path] if crosswalk else [])

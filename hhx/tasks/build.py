@@ -4,6 +4,8 @@ A task builder is a module named by `task.builder` with three functions:
     build_table(ctx) -> DataFrame   public columns in order, plus internal `_`-prefixed columns
     render(row, task) -> (system, user)
     naive_baseline(row, task) -> list
+and optionally `reference_answer(row, task) -> list` (the gold answer where the official
+renderer rounds or types it itself; default: the target columns as `answer_values` reads them).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
 """
@@ -138,6 +140,9 @@ def render_records(
 ) -> list[dict[str, str]]:
     """Prompt records for rows (full rows go to the builder; public rows give keys and answers)."""
     records = []
+    # A builder may write the gold answer itself (`reference_answer(row, task) -> list`) where
+    # the official renderer rounds or types it its own way (e.g. `[5.0]`, 3-decimal vectors).
+    own_answer = getattr(module, "reference_answer", None)
     for row, pub in zip(full, public, strict=True):
         system, user = module.render(row, task)
         check_prompt(system, user, task, _month(pub["time"]))
@@ -160,7 +165,10 @@ def render_records(
                 "release_date": pub["release_date"],
                 "system": system,
                 "user": user,
-                "assistant": json.dumps(answer_values(pub, task), allow_nan=False),
+                "assistant": json.dumps(
+                    own_answer(row, task) if own_answer else answer_values(pub, task),
+                    allow_nan=False,
+                ),
                 "naive_baseline": naive_json,
             }
         )

@@ -8,13 +8,17 @@ labor market), ten title/note rows (public policy) or none (job search); housing
 integer codes, blank cells for questions not asked.
 
 Design
-- Core panel: each month `new_per_month` respondents enter and stay up to 12 calendar months,
-  answering each later month with probability 0.9; `tenure` counts the surveys answered. Age
-  (Q32) and income (Q47) are asked at the first survey, D6 (income) later. Respondent traits
-  (education, numeracy, region, work status, tenure of home) are fixed; beliefs persist with
-  month-to-month noise. Rows go to the core workbook of their year (13-16, 17-19, 20-24,
-  latest >= 2025); the `latest` workbook repeats the last `overlap_months` months of 2024 with
-  revised weights (a build keeps the later copy).
+- Core panel: each month `new_per_month` respondents enter; 97% stay the full 12 calendar
+  months (answering each later month with probability 0.995), the rest fewer; `tenure` counts
+  the surveys answered. Age (Q32), income (Q47) and marital status (D1) are asked at the first
+  survey, D6 (income) later. Traits (education, numeracy, region, work status, home tenure) are
+  fixed. Beliefs are a small personal component plus this month's outlook (Q1 / Q2, which
+  change from month to month), traits (numeracy, income, home tenure, months unemployed) and
+  month-to-month noise, so last month's answer alone is a noisy guide: the relationships the
+  SCE tasks measure. Each respondent-month is in exactly one core workbook, by year (13-16,
+  17-19, 20-24, latest >= 2025): the reference refuses repeated respondent-months.
+- Every workbook and sheet holds rows (the reference refuses empty ones); a span or size that
+  would leave one empty is an error naming it.
 - Modules on their calendars, answered by 80% of that month's core respondents: household
   spending Apr/Aug/Dec from 2014-12, labor market Mar/Jul/Nov from 2014-03, public policy
   Feb/Jun/Oct from 2015-10, housing every February 2014-2024 (names change with the
@@ -24,8 +28,11 @@ Design
   tolerance and ten bins of 10); reservation wages in each unit with missing units before and
   after March 2017; job-search special codes 99999x and l8_months_no_work values that are
   negative, fractional, beyond 12 x age or with no usable age.
-- Density means/IQRs (Q9_mean ...) are computed from the bins as piecewise-uniform histograms
-  (open bins closed at +-20%), an approximation of the NY Fed's fitted distributions.
+- Density means/IQRs (Q9_mean, Q9_iqr, Q9c_*) are computed from the bins as piecewise-uniform
+  histograms (open bins closed at +-20%), an approximation of the NY Fed's fitted
+  distributions. Only the columns the builders and the reference's SCE tasks read are written
+  (the NY Fed files have many more), which keeps the workbooks small; they are written by
+  hhx.surveys.synthetic.xlsx.
 
 `synthetic_sce(...)` returns the sheets as written and, per module, the truth a build must
 recover (clean values and statuses the generator drew before writing codes, age and income
@@ -46,6 +53,7 @@ from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.sce import BY_KEY, CORE_PROBABILITY_ITEMS, HOUSING_YEARS, density_columns
 from hhx.surveys.synthetic import month_index, write_sidecar
+from hhx.surveys.synthetic.xlsx import write_xlsx
 
 GENERATOR = "hhx.surveys.synthetic.sce"
 NOTE = "seeded synthetic data in the NY Fed SCE public microdata workbook layout; not survey data"
@@ -58,6 +66,7 @@ BIN_LOWER = [12, 8, 4, 2, 0, -2, -4, -8, -12, -np.inf]
 DENSITY_CLASSES = ("valid", "range_invalid", "partial_missing", "all_zero", "all_same_nonzero",
                    "sum_off_100")  # fmt: skip
 DENSITY_P = (0.84, 0.03, 0.04, 0.03, 0.03, 0.03)
+CORE_DENSITY_P = (0.97, 0.006, 0.006, 0.006, 0.006, 0.006)  # inflation densities: mostly valid
 REGION_STATES = {
     "Northeast": ["NY", "PA", "NJ", "MA", "CT"], "Midwest": ["IL", "OH", "MI", "WI", "MN"],
     "South": ["TX", "FL", "GA", "NC", "VA"], "West": ["CA", "WA", "AZ", "CO", "OR"],
@@ -67,7 +76,7 @@ EDU_CODES = {"High School": [1, 2], "Some College": [3, 4], "College": [5, 6, 7,
 # off, 5 sick or other leave, 6 disabled, 7 retired, 8 student, 9 homemaker, 10 other.
 WORK_STATUS_P = {1: 0.50, 2: 0.11, 3: 0.05, 4: 0.02, 5: 0.02, 6: 0.05, 7: 0.17, 8: 0.03,
                  9: 0.04, 10: 0.01}  # fmt: skip
-POLICY_ITEMS = range(1, 21)
+POLICY_ITEMS = (1, 5, 6, 7, 9, 16)  # the tasks' four and the two other key items
 # Label facts of spec 1.8 / 10_tasks 12, written out here so tests do not borrow the builder's.
 FINANCE_CHANGE = {1: "much worse off", 2: "somewhat worse off", 3: "about the same",
                   4: "somewhat better off", 5: "much better off"}  # fmt: skip
@@ -101,10 +110,19 @@ def _month_index(text: str, what: str) -> int:
 # Building blocks
 
 
+# Probability and share items without bounds in the reference's builder (its task key items):
+# -999 there is an undocumented special, 150 a valid value. Spec facts, written out here.
+UNBOUNDED = frozenset({"Q13new", "Q14new", "Q17new", "Q18new", "Q22new", "Q30new", "qsp2",
+                       "qsp12a_1", "qsp12a_2", "qsp12a_3", "qsp13a_1", "qsp13a_2", "qsp13a_3",
+                       "q113", "q115", "q121", "q122"})
+
+
 def _inject(rng, clean: np.ndarray, asked: np.ndarray, *, special: float = 0.015,
-            out_of_range: float = 0.015, text: float = 0.0
+            out_of_range: float = 0.015, text: float = 0.0, bounded: bool = True
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(raw cells, truth __clean, truth __status) for a 0-100 item with writing errors."""
+    """(raw cells, truth __clean, truth __status) for a 0-100 item with writing errors. In a
+    bounded item a special code (<= -900) is out of range too (`invalid_range`); an unbounded
+    one keeps out-of-range answers as valid."""
     n = len(clean)
     u = rng.random(n)
     raw = np.where(asked, clean, np.nan).astype("object")
@@ -115,9 +133,12 @@ def _inject(rng, clean: np.ndarray, asked: np.ndarray, *, special: float = 0.015
     raw[is_special] = rng.choice(SPECIAL_CODES, size=int(is_special.sum())).astype(float)
     raw[is_range] = rng.choice(OUT_OF_RANGE, size=int(is_range.sum())).astype(float)
     raw[is_text] = "."
-    status[is_special | is_text] = "undocumented_special"
-    status[is_range] = "invalid_range"
-    truth_clean = np.where(status == "valid", clean, np.nan).astype("float64")
+    status[is_text] = "undocumented_special"
+    status[is_special] = "invalid_range" if bounded else "undocumented_special"
+    if bounded:
+        status[is_range] = "invalid_range"
+    value = np.array([np.nan if v is None or isinstance(v, str) else float(v) for v in raw])
+    truth_clean = np.where(status == "valid", value, np.nan).astype("float64")
     raw = np.array([None if isinstance(v, float) and np.isnan(v) else v for v in raw],
                    dtype="object")
     return raw, truth_clean, status
@@ -188,12 +209,12 @@ def _density_stats(bins: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _density_family(rng, family: str, asked: np.ndarray, centre: np.ndarray,
-                    spread: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray],
-                                                 np.ndarray]:
+                    spread: np.ndarray, p: tuple[float, ...] = DENSITY_P
+                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
     """(raw bin + stat columns, truth bin __clean/__status columns, truth family status)."""
     n = len(asked)
     clean = _bins(rng, centre, spread)
-    kind = rng.choice(len(DENSITY_CLASSES), size=n, p=DENSITY_P)
+    kind = rng.choice(len(DENSITY_CLASSES), size=n, p=p)
     raw = clean.astype("object")
     bin_status = np.full((n, 10), "valid", dtype="object")
     family_status = np.array([DENSITY_CLASSES[k] for k in kind], dtype="object")
@@ -233,8 +254,8 @@ def _density_family(rng, family: str, asked: np.ndarray, centre: np.ndarray,
         columns[name] = raw[:, j]
         truth[f"{name}__status"] = bin_status[:, j]
         truth[f"{name}__clean"] = np.where(bin_status[:, j] == "valid", numeric[:, j], np.nan)
-    for stat, values in stats.items():
-        columns[f"{family}_{stat}"] = np.where(stats_ok, np.round(values, 6), None)
+    for stat in ("mean", "iqr"):  # the two statistics the tasks read
+        columns[f"{family}_{stat}"] = np.where(stats_ok, np.round(stats[stat], 6), None)
     return columns, truth, family_status
 
 
@@ -243,12 +264,13 @@ def _density_family(rng, family: str, asked: np.ndarray, centre: np.ndarray,
 
 
 def _panel(rng, first: int, last: int, new_per_month: int) -> pd.DataFrame:
+    """Entry cohorts; most stay the full 12 months (which macro_sce_revision needs)."""
     rows = []
     person = 0
     for entry in range(first, last + 1):
         for _ in range(new_per_month):
-            window = 12 if rng.random() < 0.75 else int(rng.integers(1, 12))
-            months = [entry] + [entry + k for k in range(1, window) if rng.random() < 0.9]
+            window = 12 if rng.random() < 0.97 else int(rng.integers(1, 12))
+            months = [entry] + [entry + k for k in range(1, window) if rng.random() < 0.995]
             for tenure, month in enumerate(months, start=1):
                 if month <= last:
                     rows.append((person, month, tenure))
@@ -257,7 +279,8 @@ def _panel(rng, first: int, last: int, new_per_month: int) -> pd.DataFrame:
 
 
 def _people(rng, n: int) -> pd.DataFrame:
-    """Fixed respondent traits."""
+    """Fixed respondent traits; beliefs have a small personal component (month-to-month noise
+    dominates, so last month's answer is a noisy guide and the traits matter)."""
     age0 = np.clip(np.round(rng.normal(50, 16, n)), 18, 95).astype(int)
     edu = rng.choice(list(EDU_CODES), size=n, p=[0.3, 0.3, 0.4])
     numeracy = np.where(rng.random(n) < np.where(edu == "College", 0.7, 0.45), "High", "Low")
@@ -269,26 +292,30 @@ def _people(rng, n: int) -> pd.DataFrame:
     work = np.where((work == 7) & (age0 < 50), 1, work)
     own = rng.random(n) < np.clip(0.35 + 0.006 * (age0 - 18) + 0.02 * income, 0, 0.95)
     q43 = np.where(own, 1, np.where(rng.random(n) < 0.88, 2, 3))
+    low = numeracy == "Low"
     return pd.DataFrame({
         "userid": rng.choice(900_000, size=n, replace=False) + 70_000_000,
         "age0": age0, "edu": edu, "numeracy": numeracy, "region": region,
         "state": [rng.choice(REGION_STATES[r]) for r in region],
         "income": income, "work": work, "q43": q43,
         "q41": np.minimum(rng.integers(0, 40, n), age0 - 17),
-        "q33": rng.choice([1, 2], size=n), "q36": [rng.choice(EDU_CODES[e]) for e in edu],
         "q38": rng.choice([1, 2], size=n, p=[0.55, 0.45]),
-        "infl_base": rng.normal(3.0, 1.5, n), "move_base": np.where(own, 8.0, 28.0)
-        + rng.normal(0, 6, n), "loss_base": rng.uniform(3, 30, n),
-        "find_base": rng.uniform(20, 85, n), "weight_base": rng.lognormal(0, 0.35, n),
+        "infl_base": 2.2 + 1.8 * low + rng.normal(0, 0.6, n),
+        "move_base": np.where(own, 6.0, 26.0) - 0.25 * (age0 - 50) + rng.normal(0, 3, n),
+        "loss_base": np.where(work == 2, 24.0, 12.0) + np.where(edu == "College", -5, 3)
+        + rng.normal(0, 3, n),
+        "find_base": 30 + 4 * (income - 6) + np.where(edu == "College", 12, 0)
+        + rng.normal(0, 4, n),
+        "weight_base": rng.lognormal(0, 0.35, n),
         "q1_base": rng.choice([1, 2, 3, 4, 5], size=n, p=[0.07, 0.2, 0.47, 0.21, 0.05]),
         "q2_base": rng.choice([1, 2, 3, 4, 5], size=n, p=[0.04, 0.14, 0.5, 0.27, 0.05]),
-        "unemp_base": np.clip(rng.normal(38, 15, n), 0, 100),
-        "save_base": np.clip(rng.normal(30, 15, n), 0, 100),
-        "stock_base": np.clip(rng.normal(42, 15, n), 0, 100),
+        "unemp_base": 38 + 8 * low + rng.normal(0, 4, n),
+        "save_base": 30 + 3 * (income - 6) + rng.normal(0, 4, n),
+        "stock_base": 42 + 3 * (income - 6) + rng.normal(0, 4, n),
     })  # fmt: skip
 
 
-def _core(rng, first: int, last: int, new_per_month: int, overlap_months: int
+def _core(rng, first: int, last: int, new_per_month: int
           ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
     """({core key: raw rows}, truth, panel rows with traits for the modules)."""
     panel = _panel(rng, first, last, new_per_month)
@@ -304,8 +331,8 @@ def _core(rng, first: int, last: int, new_per_month: int, overlap_months: int
     work = panel["work"].to_numpy()
     employed = np.isin(work, [1, 2])
     not_working = ~employed
-    looking = np.where(np.isin(work, [3, 4]), rng.random(n) < 0.85, rng.random(n) < np.where(
-        employed, 0.1, 0.03))
+    looking = np.where(np.isin(work, [3, 4]), rng.random(n) < 0.95, rng.random(n) < np.where(
+        employed, 0.2, 0.1))
     raw: dict[str, object] = {
         "userid": panel["userid"].to_numpy(), "date": year * 100 + month,
         "weight": np.round(panel["weight_base"].to_numpy() * rng.uniform(0.95, 1.05, n), 6),
@@ -316,61 +343,63 @@ def _core(rng, first: int, last: int, new_per_month: int, overlap_months: int
     for name in ("Q1", "Q2"):  # most months the same answer as the respondent's usual one
         base = panel[f"{name.lower()}_base"].to_numpy()
         step = np.clip(base + rng.choice([-1, 1], size=n), 1, 5)
-        raw[name] = np.where(rng.random(n) < 0.75, base, step)
-    raw["Q3"] = _probability(rng, panel["move_base"].to_numpy(), 4)
+        raw[name] = np.where(rng.random(n) < 0.6, base, step)
+    mood = (raw["Q2"] - 3) * 1.0 + (raw["Q1"] - 3) * 0.5  # this month's outlook, shown to models
+    # months unemployed (Q16) grow by one a month within a spell; job finding falls with them
+    q16 = np.where(looking & not_working, (tenure + panel["person"].to_numpy() % 7) * 2, np.nan)
+    raw["Q3"] = _probability(rng, panel["move_base"].to_numpy() - 3 * mood, 9)
     items = {
-        "Q4new": (panel["unemp_base"].to_numpy(), np.ones(n, bool)),
-        "Q5new": (panel["save_base"].to_numpy(), np.ones(n, bool)),
-        "Q6new": (panel["stock_base"].to_numpy(), np.ones(n, bool)),
-        "Q13new": (panel["loss_base"].to_numpy(), employed),
-        "Q14new": (panel["loss_base"].to_numpy() + 10, employed),
-        "Q17new": (panel["find_base"].to_numpy(), looking),
-        "Q18new": (panel["find_base"].to_numpy() * 0.6, looking),
+        "Q4new": (panel["unemp_base"].to_numpy() - 6 * mood, np.ones(n, bool)),
+        "Q5new": (panel["save_base"].to_numpy() + 3 * mood, np.ones(n, bool)),
+        "Q6new": (panel["stock_base"].to_numpy() + 6 * mood, np.ones(n, bool)),
+        "Q13new": (panel["loss_base"].to_numpy() - 4 * mood, employed),
+        "Q14new": (panel["loss_base"].to_numpy() + 10 + 3 * mood, employed),
+        "Q17new": (panel["find_base"].to_numpy() + 25 - 0.8 * np.nan_to_num(q16) + 4 * mood,
+                   looking),
+        "Q18new": (panel["find_base"].to_numpy() * 0.6 - 0.5 * np.nan_to_num(q16) + 3 * mood,
+                   looking),
         "Q20new": (np.full(n, 15.0), np.ones(n, bool)),
         "Q21new": (np.full(n, 25.0), np.ones(n, bool)),
-        "Q22new": (panel["find_base"].to_numpy(), employed),
+        "Q22new": (panel["find_base"].to_numpy() + 6 * mood, employed),
         "Q30new": (np.full(n, 35.0), np.ones(n, bool)),
         "ES3new": (np.full(n, 60.0), panel["work"].to_numpy() == 1),
     }
     assert set(items) == set(CORE_PROBABILITY_ITEMS)
     for name, (base, asked) in items.items():
-        value = _probability(rng, base, 8)
+        value = _probability(rng, base, 12)
         raw[name], truth[f"{name}__clean"], truth[f"{name}__status"] = _inject(
-            rng, value, asked, text=0.005 if name == "Q5new" else 0.0)
-    raw["Q8v2"] = np.where(rng.random(n) < 0.93, 1, 2)
-    raw["Q8v2part2"] = np.round(np.abs(rng.normal(3.5, 3, n)), 1)
-    ones = np.ones(n, bool)
-    infl = panel["infl_base"].to_numpy()
+            rng, value, asked, text=0.005 if name == "Q5new" else 0.0,
+            bounded=name not in UNBOUNDED)
+    infl = panel["infl_base"].to_numpy() - 0.4 * mood
+    spread = np.where(panel["numeracy"].to_numpy() == "Low", 2.6, 1.4)
     families = {
-        "Q9": (ones, infl + rng.normal(0, 0.7, n), rng.uniform(0.8, 3.0, n)),
-        "Q9c": (ones, infl * 0.8 + 0.6 + rng.normal(0, 0.7, n), rng.uniform(1.0, 3.5, n)),
-        "Q24": (employed, rng.normal(2.5, 1.5, n), rng.uniform(0.8, 3.0, n)),
-        "C1": (ones, rng.normal(4.0, 2.0, n), rng.uniform(1.0, 3.5, n)),
+        "Q9": (np.ones(n, bool), infl + rng.normal(0, 1.3, n), spread * rng.uniform(0.7, 1.3, n)),
+        "Q9c": (np.ones(n, bool), infl * 0.8 + 0.6 + rng.normal(0, 1.3, n),
+                spread * rng.uniform(0.8, 1.5, n)),
     }
     stats_columns = {}
-    for family, (asked, centre, spread) in families.items():
-        columns, bins_truth, status = _density_family(rng, family, asked, centre, spread)
+    for family, (asked, centre, spread_) in families.items():
+        columns, bins_truth, status = _density_family(rng, family, asked, centre, spread_,
+                                                      CORE_DENSITY_P)
         for name, values in columns.items():
             (raw if "_bin" in name else stats_columns)[name] = values
         for name, values in bins_truth.items():
             truth[name] = values
         truth[f"{family}__task_status"] = status
-    status_one = {k: (work == k).astype(int) for k in WORK_STATUS_P}
-    status_one[2] = np.where((work == 8) & (rng.random(n) < 0.3), 1, status_one[2])
-    for k in WORK_STATUS_P:
-        raw[f"Q10_{k}"] = status_one[k]
+    for k in range(1, 6):
+        raw[f"Q10_{k}"] = (work == k).astype(int)
+    raw["Q10_2"] = np.where((work == 8) & (rng.random(n) < 0.3), 1, raw["Q10_2"])
     raw["Q11"] = np.where(employed, np.where(rng.random(n) < 0.9, 1, 2), np.nan)
     raw["Q12new"] = np.where(employed, np.where(rng.random(n) < 0.88, 1, 2), np.nan)
     raw["Q15"] = np.where(looking, 1, 2)
-    raw["Q16"] = np.where(looking & not_working, rng.integers(1, 30, n), np.nan)
+    raw["Q16"] = q16
     raw["Q19"] = np.where(not_working, rng.integers(1, 120, n), np.nan)
     raw["Q25v2"] = np.where(rng.random(n) < 0.8, 1, 2)
-    raw["Q25v2part2"] = np.round(np.abs(rng.normal(3, 3, n)), 1)
+    raw["Q25v2part2"] = np.round(np.clip(
+        2.0 + 0.06 * (50 - age) + 0.25 * (panel["income"].to_numpy() - 6) + 1.2 * mood
+        + 1.5 * employed + rng.normal(0, 1.2, n), 0, None), 1)
     entry = tenure == 1
     raw["Q32"] = np.where(entry, panel["age0"], np.nan)
-    raw["Q33"] = panel["q33"].to_numpy()
-    raw["Q36"] = panel["q36"].to_numpy()
-    raw["Q38"] = panel["q38"].to_numpy()
     raw["Q41"] = panel["q41"].to_numpy() + (mi - first_month) // 12
     raw["Q42"] = np.minimum(raw["Q41"] + rng.integers(0, 30, n), age)
     raw["Q43"] = panel["q43"].to_numpy()
@@ -381,32 +410,22 @@ def _core(rng, first: int, last: int, new_per_month: int, overlap_months: int
     later = np.clip(income + drift, 1, 11)
     d6_missing = rng.random(n) < 0.02
     raw["Q47"] = np.where(entry, income, np.nan)
+    raw["D1"] = np.where(entry, panel["q38"].to_numpy(), np.nan)
     raw["D3"] = np.where(rng.random(n) < 0.04, 1, 2)
     raw["D6"] = np.where(~entry & ~d6_missing, later, np.nan)
     truth["_HH_INC_DETAILED"] = np.where(entry, income, np.where(d6_missing, np.nan, later))
     raw.update(stats_columns)
     raw["_STATE"] = panel["state"].to_numpy()
-    raw["_AGE_CAT"] = np.select([age < 40, age <= 60], ["Under 40", "40 to 60"], "Over 60")
     raw["_NUM_CAT"] = panel["numeracy"].to_numpy()
     raw["_REGION_CAT"] = panel["region"].to_numpy()
     raw["_EDU_CAT"] = panel["edu"].to_numpy()
-    current = truth["_HH_INC_DETAILED"].fillna(pd.Series(income)).to_numpy()
-    raw["_HH_INC_CAT"] = np.select([current <= 5, current <= 8], ["Under 50k", "50k to 100k"],
-                                   "Over 100k")
     frame = pd.DataFrame(raw)
-    truth["weight_core"] = frame["weight"].to_numpy()
+    truth["weight_core"] = frame["weight"].to_numpy().astype("float64")
     truth["Q1__label"] = frame["Q1"].map(FINANCE_CHANGE).to_numpy()
 
     files: dict[str, pd.DataFrame] = {}
-    for key, (lo, hi) in CORE_FILE_YEARS.items():
+    for key, (lo, hi) in CORE_FILE_YEARS.items():  # each respondent-month in one workbook
         files[key] = frame[(year >= lo) & (year <= hi)].reset_index(drop=True)
-    repeat = (year == 2024) & (month > 12 - overlap_months) & (last >= 2025 * 12)
-    if repeat.any():
-        again = frame[repeat].copy()
-        again["weight"] = np.round(again["weight"] * 1.01, 6)  # a revised weight
-        truth.loc[repeat, "weight_core"] = again["weight"].to_numpy()
-        files["core_latest"] = pd.concat([again, files["core_latest"]], ignore_index=True)
-    truth["weight_core"] = truth["weight_core"].astype("float64")
     context = panel[["userid", "month_index", "work", "age0", "q43", "income", "q38"]].copy()
     context["employed"], context["age"], context["looking"] = employed, age, looking
     return files, truth.copy(), context
@@ -453,7 +472,7 @@ def _spending(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFram
     qsp2 = np.round(np.abs(rng.normal(6, 5, n)))
     qsp2 = np.where(rng.random(n) < 0.01, 300.0, qsp2)  # unbounded: kept as valid
     raw["qsp2"], truth["qsp2__clean"], truth["qsp2__status"] = _inject(
-        rng, qsp2, np.ones(n, bool), out_of_range=0.0)
+        rng, qsp2, np.ones(n, bool), out_of_range=0.0, bounded=False)
     for k in range(1, 8):
         raw[f"qsp3_{k}"] = (rng.random(n) < 0.12).astype(int)
     for k in range(1, 8):
@@ -478,7 +497,8 @@ def _spending(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFram
         for k in range(3):
             name = f"{prefix}_{k + 1}"
             raw[name], truth[f"{name}__clean"], truth[f"{name}__status"] = _inject(
-                rng, shares[:, k], mixed, special=0.01, out_of_range=0.01)
+                rng, shares[:, k], mixed, special=0.01, out_of_range=0.01,
+                bounded=name not in UNBOUNDED)
     raw["k2e"] = np.where(rng.random(n) < 0.55, 1, 2)
     truth["qsp12n__label"] = pd.Series(raw["qsp12n"]).map(QSP12N).to_numpy()
     return pd.DataFrame(raw), truth.copy()
@@ -512,7 +532,8 @@ def _labor(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFrame, 
                        ("oo2u", 12.0), ("q113", 25.0), ("q115", 40.0), ("q119", 15.0),
                        ("q121", 55.0), ("q122", 35.0)):
         raw[name], truth[f"{name}__clean"], truth[f"{name}__status"] = _inject(
-            rng, _probability(rng, np.full(n, base), 12), np.ones(n, bool))
+            rng, _probability(rng, np.full(n, base), 12), np.ones(n, bool),
+            bounded=name not in UNBOUNDED)
     # Reservation wage: unit asked until February 2017, annual amounts only from March 2017.
     annual_only = mi >= 2017 * 12 + 2
     unit = np.where(annual_only, 5, rng.choice([1, 2, 3, 4, 5], size=n,
@@ -801,18 +822,16 @@ def _special_name(column: str) -> dict[float, str]:
 # Assemble and write
 
 
-def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2025-06",
-                  new_per_month: int = 20, overlap_months: int = 2) -> SyntheticSCE:
+def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2026-06",
+                  new_per_month: int = 12) -> SyntheticSCE:
     """The nine workbooks' sheets and the truth, without writing anything."""
     first, last = _month_index(start, "start"), _month_index(end, "end")
     if last < first:
         raise ConfigError(f"synthetic SCE: end {end} is before start {start}")
     if new_per_month < 1:
         raise ConfigError(f"synthetic SCE: new_per_month must be >= 1, got {new_per_month}")
-    if not 0 <= overlap_months <= 12:
-        raise ConfigError(f"synthetic SCE: overlap_months must be 0-12, got {overlap_months}")
     rng = np.random.default_rng(int(seed))
-    files, core_truth, context = _core(rng, first, last, new_per_month, overlap_months)
+    files, core_truth, context = _core(rng, first, last, new_per_month)
     sheets: dict[str, list[Sheet]] = {}
     for key in CORE_FILE_YEARS:
         hi = min(CORE_FILE_YEARS[key][1], last // 12)
@@ -850,11 +869,19 @@ def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2025-06",
     ]
     truth = {"core": core_truth, "household_spending": spending_truth, "labor_market": labor_truth,
              "public_policy": policy_truth, "housing": housing_truth, "job_search": jobs_truth}
+    empty = [f"{key} sheet {sh.name}" for key, group in sheets.items() for sh in group
+             if sh.frame is not None and sh.frame.empty]
+    if empty:  # the reference refuses a workbook or sheet without rows
+        raise ConfigError(
+            f"synthetic SCE {start} to {end} with new_per_month={new_per_month} leaves "
+            f"{', '.join(empty)} without rows; use a span covering 2013-12 to 2025-01 (every "
+            "core workbook, February housing waves 2014-2024, October job search) and more "
+            "respondents")
     return SyntheticSCE(sheets, truth)
 
 
 def _cell(v):
-    """Python value for openpyxl: blank for NaN/None, ints for whole-number codes."""
+    """Python value for the workbook: blank for NaN/None, ints for whole-number codes."""
     if v is None:
         return None
     if isinstance(v, (float, np.floating)):
@@ -871,63 +898,31 @@ def _frame_rows(frame: pd.DataFrame) -> list[list]:
     return [list(r) for r in zip(*columns, strict=True)] if len(frame) else []
 
 
-def _add_dimensions(path: Path, refs: list[str]) -> None:
-    """Put `<dimension ref=...>` into each sheet, as Excel does; openpyxl's write-only mode
-    leaves it out, and without it a read-only reader scans every sheet twice."""
-    import os
-    import zipfile
-
-    with zipfile.ZipFile(path) as src:
-        members = [(info, src.read(info)) for info in src.infolist()]
-    tmp = path.with_name(path.name + ".dim")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info, data in members:
-            name = info.filename
-            if name.startswith("xl/worksheets/sheet") and name.endswith(".xml"):
-                ref = refs[int(name.removeprefix("xl/worksheets/sheet").removesuffix(".xml")) - 1]
-                data = data.replace(b"</sheetPr>", f'</sheetPr><dimension ref="{ref}" />'.encode(),
-                                    1)
-            dst.writestr(info, data)
-    os.replace(tmp, path)
-
-
 def write_workbook(path: Path, sheets: list[Sheet]) -> Path:
-    """One workbook in write-only mode (streams rows), written atomically."""
-    from openpyxl import Workbook
-    from openpyxl.utils import get_column_letter
-
-    book = Workbook(write_only=True)
-    refs = []
-    for sheet in sheets:
-        ws = book.create_sheet(sheet.name)
-        rows = [*sheet.preamble]
+    """One workbook (hhx.surveys.synthetic.xlsx, much faster than openpyxl), atomically."""
+    def rows(sheet: Sheet) -> list[list]:
+        out = [*sheet.preamble]
         if sheet.frame is not None:
-            rows += [list(sheet.frame.columns), *_frame_rows(sheet.frame)]
-        rows += sheet.rows
-        for row in rows:
-            ws.append(row)
-        width = max([len(r) for r in rows] + [1])
-        refs.append(f"A1:{get_column_letter(width)}{max(len(rows), 1)}")
+            out += [list(sheet.frame.columns), *_frame_rows(sheet.frame)]
+        return out + sheet.rows
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        book.save(tmp)
-        _add_dimensions(tmp, refs)
+        write_xlsx(tmp, [(sheet.name, rows(sheet)) for sheet in sheets])
     return path
 
 
 def write_synthetic_sce(sce_dir: str | Path, *, seed: int, start: str = "2013-06",
-                        end: str = "2025-06", new_per_month: int = 20,
-                        overlap_months: int = 2) -> dict[str, Path]:
+                        end: str = "2026-06", new_per_month: int = 12) -> dict[str, Path]:
     """Write the nine workbooks under `sce_dir` (the reference's data/raw/micro/sce) with
     their `.synthetic.json` sidecars; returns raw key -> path. Same seed, same content."""
-    data = synthetic_sce(seed=seed, start=start, end=end, new_per_month=new_per_month,
-                         overlap_months=overlap_months)
+    data = synthetic_sce(seed=seed, start=start, end=end, new_per_month=new_per_month)
     out: dict[str, Path] = {}
     for key, sheets in data.sheets.items():
         path = Path(sce_dir) / Path(BY_KEY[key].path).relative_to("micro/sce")
         out[key] = write_workbook(path, sheets)
         write_sidecar(path, GENERATOR, NOTE, seed=int(seed), start=start, end=end,
-                      new_per_month=int(new_per_month), overlap_months=int(overlap_months))
+                      new_per_month=int(new_per_month))
     return out
 
 
@@ -936,12 +931,11 @@ def main() -> None:
     parser.add_argument("sce_dir", type=Path, help="folder that gets core/, housing/, ...")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--start", default="2013-06")
-    parser.add_argument("--end", default="2025-06")
-    parser.add_argument("--new-per-month", type=int, default=20)
-    parser.add_argument("--overlap-months", type=int, default=2)
+    parser.add_argument("--end", default="2026-06")
+    parser.add_argument("--new-per-month", type=int, default=12)
     a = parser.parse_args()
     write_synthetic_sce(a.sce_dir, seed=a.seed, start=a.start, end=a.end,
-                        new_per_month=a.new_per_month, overlap_months=a.overlap_months)
+                        new_per_month=a.new_per_month)
 
 
 if __name__ == "__main__":
