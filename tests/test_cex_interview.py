@@ -341,7 +341,7 @@ def test_1990q1_published_in_both_layouts_gives_the_same_spending(tmp_path):
         assert np.allclose(q1[column], early.loc[q1.index, column], atol=1e-6), column
 
 
-def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
+def test_state_codes_map_legacy_codes_in_every_year_as_the_reference(old, tmp_path):
     raw, _, _, _ = old
 
     def states(codes: list[str]):
@@ -352,8 +352,9 @@ def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
             return header, rows
         return edit
 
-    # 1980-81 legacy codes (35 Wisconsin, 54 Virginia, 93 California); from 1984 FIPS, plus 43
-    # for Missouri; 38 (North Dakota) is not among the dictionary's published codes.
+    # 1980-81 legacy codes (35 Wisconsin, 54 Virginia, 93 California). The reference applies
+    # that map to every year, so 1986's 35 (New Mexico) and 54 (West Virginia) become 55 and 51
+    # as well (hhx follows it); 43 -> Missouri; 38 (North Dakota) is not a canonical code.
     _rewrite(raw / "intrvw81.zip", tmp_path / "raw" / "intrvw81.zip", "fmli812.csv",
              states(["35", "54", "93"]))
     _rewrite(raw / "intrvw86.zip", tmp_path / "raw" / "intrvw86.zip", "fmli862.csv",
@@ -364,7 +365,7 @@ def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
     for row in _fmli_rows(tmp_path / "raw"):
         rows[row["_member"]].append(row)
     for member, want in (("intrvw81/fmli812.csv", ["55", "51", "06"]),
-                         ("intrvw86/fmli862.csv", ["29", "35", "54", None])):
+                         ("intrvw86/fmli862.csv", ["29", "55", "51", None])):
         for row, code in zip(rows[member], want, strict=False):
             value = got[row["NEWID"]]
             assert (pd.isna(value) and code is None) or value == code, (member, row["STATE"])

@@ -4,6 +4,9 @@ A task builder is a module named by `task.builder` with three functions:
     build_table(ctx) -> DataFrame   public columns in order, plus internal `_`-prefixed columns
     render(row, task) -> (system, user)
     naive_baseline(row, task) -> list
+and optionally `reference_answer(row, task) -> list`, when the official answer is not the table
+value itself (e.g. amounts rounded to integers); an internal column `_output_order` (numbers)
+publishes the rows in that order instead of the canonical one (the official table order).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
 """
@@ -157,7 +160,12 @@ def render_records(
                 "release_date": pub["release_date"],
                 "system": system,
                 "user": user,
-                "assistant": json.dumps(answer_values(pub, task), allow_nan=False),
+                "assistant": json.dumps(
+                    module.reference_answer(pub, task)
+                    if callable(getattr(module, "reference_answer", None))
+                    else answer_values(pub, task),
+                    allow_nan=False,
+                ),
                 "naive_baseline": naive_json,
             }
         )
@@ -233,6 +241,8 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
         key_cols.append(typed)
     sidecar = sp.assign_splits(table[key_cols], task)
     canon = sp.canonical_order(table[key_cols], task)
+    if "_output_order" in table.columns:  # the builder's official publication order
+        canon = np.argsort(table["_output_order"].to_numpy(), kind="stable")
     rows = canon[sidecar["exported"].to_numpy()[canon]]
     full = table.iloc[rows].reset_index(drop=True)
     public = coerce_table(full[public_cols], task, f"task {task.name} builder table")
