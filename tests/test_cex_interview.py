@@ -870,3 +870,61 @@ def test_addenda_outputs_only_for_packages_2001_and_2008(modern, addenda, tmp_pa
     pd.testing.assert_frame_equal(unzipped.drop(columns=drop),
                                   addenda[2]["cex_stimulus_2008"].drop(columns=drop))
     assert any(p.endswith("rbt08.csv") for p in report.inputs)
+
+
+def _copy(src: Path, dst: Path, change: Callable[[dict[str, bytes]], dict[str, bytes]]) -> Path:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(src) as zin:
+        members = {name: zin.read(name) for name in zin.namelist()}
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name, data in change(members).items():
+            zout.writestr(name, data)
+    return dst
+
+
+def test_a_package_missing_one_quarters_member_is_an_error(one_package, tmp_path):
+    """Before, 2024's package without fmli243.csv built with a quarter's interviews missing."""
+    damaged = _copy(one_package, tmp_path / "raw" / "intrvw24.zip",
+                    lambda m: {n: d for n, d in m.items() if not n.endswith("fmli243.csv")})
+    with pytest.raises(DataError, match=r"intrvw24.zip: the FMLI member of 2024Q3 "
+                                        r"\(fmli243.csv\) is missing \(the package holds "):
+        _build(damaged.parent, tmp_path / "out")
+    assert not (tmp_path / "out" / "cex_interview.parquet").exists()
+
+
+def test_a_member_truncated_inside_its_zip_is_an_error(one_package, tmp_path):
+    def cut(m: dict[str, bytes]) -> dict[str, bytes]:
+        name = next(n for n in m if n.endswith("fmli242.csv"))
+        data = m[name]
+        m[name] = data[: len(data) - 25]  # the last record loses its end (and line break)
+        return m
+
+    damaged = _copy(one_package, tmp_path / "raw" / "intrvw24.zip", cut)
+    lines = zipfile.ZipFile(one_package).read("intrvw24/fmli242.csv").count(b"\n")
+    with pytest.raises(DataError, match=rf"fmli242.csv: ends early at line {lines} \(no line "
+                                        "break after the last record\\)"):
+        _build(damaged.parent, tmp_path / "out")
+
+    def drop_fields(m: dict[str, bytes]) -> dict[str, bytes]:
+        name = next(n for n in m if n.endswith("fmli242.csv"))
+        head, _, last = m[name].rstrip(b"\n").rpartition(b"\n")
+        m[name] = head + b"\n" + b",".join(last.split(b",")[:10]) + b"\n"
+        return m
+
+    damaged = _copy(one_package, tmp_path / "raw2" / "intrvw24.zip", drop_fields)
+    with pytest.raises(DataError, match=r"fmli242.csv: ends early at line \d+ \(its last record "
+                                        r"has 10 of the header's \d+ fields\)"):
+        _build(damaged.parent, tmp_path / "out")
+
+
+def test_a_member_the_zip_cannot_inflate_is_an_error(one_package, tmp_path):
+    target = tmp_path / "raw" / "intrvw24.zip"
+    _copy(one_package, target, lambda m: m)
+    data = bytearray(target.read_bytes())
+    with zipfile.ZipFile(target) as zf:
+        info = zf.getinfo("intrvw24/fmli244.csv")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF  # a flipped byte in the deflate stream
+    target.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=r"fmli244.csv: damaged inside its archive"):
+        _build(target.parent, tmp_path / "out")

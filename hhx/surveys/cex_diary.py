@@ -223,20 +223,22 @@ def _date_modern(frames: dict[str, pd.DataFrame]) -> None:
     """Files from 2012: the start day from the purchases' fields, QREDATE written from them."""
     weeks, purchases = frames["FMLY"], frames["EXPD"]
     newid = purchases["NEWID"].str.strip()
-    num = {c: pd.to_numeric(purchases[c], errors="coerce") for c in MODERN_EXPD}
+    num = {c: panel._number(purchases[c]) for c in MODERN_EXPD}
     known = pd.DataFrame({"newid": newid, **num}).dropna(subset=["EXPNSQDY", "EXPNWKDY"])
     offset = ((known["EXPNWKDY"] - known["EXPNSQDY"]) % 7 + 1).astype("int64")
     per_week = offset.groupby(known["newid"]).agg(["nunique", "first"])
     want = per_week["first"].where(per_week["nunique"] == 1)
     wk_id = weeks["NEWID"].str.strip()
-    year = pd.to_numeric(weeks["STRTYEAR"], errors="coerce").to_numpy(dtype="float64")
-    month = pd.to_numeric(weeks["STRTMNTH"], errors="coerce").to_numpy(dtype="float64")
+    year = panel._number(weeks["STRTYEAR"]).to_numpy(dtype="float64")
+    month = panel._number(weeks["STRTMNTH"]).to_numpy(dtype="float64")
     cands = pd.DataFrame({"newid": np.repeat(wk_id.to_numpy(), 31),
                           "year": np.repeat(year, 31), "month": np.repeat(month, 31),
                           "day": np.tile(np.arange(1, 32, dtype="float64"), len(weeks)),
                           "want": np.repeat(want.reindex(wk_id).to_numpy(dtype="float64"), 31)})
-    cands["start"] = pd.to_datetime(cands[["year", "month", "day"]].astype("Int64").astype(
-        "string").agg("-".join, axis=1), errors="coerce", format="%Y-%m-%d")
+    parts = [cands[c].astype("Int64").astype("string").str.zfill(w)
+             for c, w in (("year", 4), ("month", 2), ("day", 2))]
+    cands["start"] = pd.to_datetime(parts[0] + "-" + parts[1] + "-" + parts[2],
+                                    errors="coerce", format="%Y-%m-%d")
     weekday = ((cands["start"].dt.dayofweek + 1) % 7 + 1).to_numpy(dtype="float64",
                                                                    na_value=np.nan)
     cands = cands[weekday == cands["want"].to_numpy()][["newid", "start"]]

@@ -106,7 +106,12 @@ def normalize_newid(values: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def _number(values: pd.Series) -> pd.Series:
-    return pd.to_numeric(values, errors="coerce").astype("float64")
+    """Text -> float64, non-numbers missing (a direct cast first: to_numeric on pyarrow-backed
+    text is slow)."""
+    try:
+        return values.astype("float64")
+    except (ValueError, TypeError):
+        return pd.to_numeric(values, errors="coerce").astype("float64")
 
 
 def _label(values: pd.Series, labels: dict[str, str]) -> pd.Series:
@@ -114,10 +119,11 @@ def _label(values: pd.Series, labels: dict[str, str]) -> pd.Series:
 
 
 def _date(year: pd.Series, month: pd.Series, day: pd.Series) -> pd.Series:
-    def part(v: pd.Series, width: int) -> pd.Series:
-        return v.round().astype("Int64").astype("string").str.zfill(width)
-    return pd.to_datetime(part(year, 4) + "-" + part(month, 2) + "-" + part(day, 2),
-                          errors="coerce", format="%Y-%m-%d")
+    """Calendar dates of numeric parts (rounded); impossible or missing parts -> NaT."""
+    parts = pd.DataFrame({"year": year, "month": month, "day": day}).astype("float64").round()
+    ok = parts.notna().all(axis=1) & parts["year"].between(1, 9999)
+    safe = parts.where(ok, 2000.0).astype("int64")
+    return pd.to_datetime(safe, errors="coerce").astype("datetime64[ns]").where(ok)
 
 
 def _week_ids(out: pd.DataFrame, year: int) -> pd.DataFrame:
@@ -303,22 +309,31 @@ def attach_members(fml: pd.DataFrame, memb: pd.DataFrame, year: int) -> pd.DataF
 
 
 def parse_qredate(values: pd.Series) -> pd.DataFrame:
+    """QREDATE text (module notes) -> its parts, the date and validity, by integer arithmetic."""
     raw = values.astype("string").str.strip().str.replace(r"\.0$", "", regex=True)
-    width8 = raw.str.fullmatch(r"[0-9]{8}").fillna(False).astype(bool)
-    width10 = raw.str.fullmatch(r"[0-9]{10}").fillna(False).astype(bool)
-    sequence = _number(raw.str.slice(0, 1))
-    weekday = _number(raw.str.slice(1, 2))
-    month = _number(raw.str.slice(2, 4))
-    day = _number(raw.str.slice(4, 6))
-    raw_year = _number(raw.str.slice(6, None))
-    year = raw_year.where(width10, 1900 + raw_year)
+    digits = raw.str.fullmatch(r"[0-9]+").fillna(False).astype(bool)
+    width = raw.str.len().where(digits, 0).fillna(0).astype("int64")
+    width8, width10 = width.eq(8), width.eq(10)
+    number = pd.Series(0, index=raw.index, dtype="int64")
+    number[width8 | width10] = raw[width8 | width10].astype("int64")
+    tail = np.where(width10, 10 ** 4, 10 ** 2)  # year digits: 4 or 2
+    head = number // tail  # seq, weekday, month, day
+    sequence = (head // 10 ** 5).astype("float64")
+    weekday = ((head // 10 ** 4) % 10).astype("float64")
+    month = ((head // 100) % 100).astype("float64")
+    day = (head % 100).astype("float64")
+    year = (number % tail).astype("float64")
+    year = year.where(width10, 1900 + year)
+    valid_width = width8 | width10
+    for part in (sequence, weekday, month, day, year):
+        part[~valid_width] = np.nan
     date = _date(year, month, day)
     return pd.DataFrame({
         "diary_day_from_qredate": sequence, "weekday_from_qredate": weekday,
         "qredate_calendar_year": year, "qredate_date": date,
         "qredate_blank": raw.isna() | raw.eq(""), "qredate_width_8": width8,
         "qredate_width_10": width10,
-        "qredate_valid_exact_date": ((width8 | width10) & sequence.between(1, 7)
+        "qredate_valid_exact_date": (valid_width & sequence.between(1, 7)
                                      & weekday.between(1, 7) & date.notna()),
     }, index=values.index)
 

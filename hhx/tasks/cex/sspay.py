@@ -240,8 +240,10 @@ def attach_sources(daily: pd.DataFrame, ctx: BuildContext, years: Iterable[int] 
     return out
 
 
-def _upper_tails(pool: pd.DataFrame, reference: pd.DataFrame, task: str) -> list:
-    reference = reference.loc[reference["source_year"].isin(list(YEARS))
+def upper_tails(pool: pd.DataFrame, reference: pd.DataFrame, task: str,
+                years: Iterable[int] = YEARS) -> list[tuple[str, pd.Series]]:
+    """Keep-masks of the three upper-tail screens (module notes)."""
+    reference = reference.loc[reference["source_year"].isin(list(years))
                               & reference["diary_date"].notna()]
     cutoffs = {}
     for variable in ("daily_total_expenditure", "annual_income_before_tax"):
@@ -264,15 +266,21 @@ def _upper_tails(pool: pd.DataFrame, reference: pd.DataFrame, task: str) -> list
 
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
+    return build_years(ctx, YEARS)
+
+
+def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
+    """The task over diary source `years` (the task: 1986-1996; tests use other spans)."""
+    years = list(years)
     task = ctx.task
     steps = Steps()
     daily = load_days(ctx)
     steps.step("Start from source observations", len(daily), len(daily))
-    daily = attach_sources(daily, ctx)
+    daily = attach_sources(daily, ctx, years)
     steps.step("Attach additional sources", len(daily), len(daily))
-    daily = add_history(daily)
+    daily = add_history(daily, years)
     steps.step("Construct leads and lags", len(daily), len(daily))
-    in_scope = daily["source_year"].isin(list(YEARS))
+    in_scope = daily["source_year"].isin(years)
     explicit = (_bool(daily["both_diary_week_records_available"])
                 & _bool(daily["both_diary_week_numbers_available"])
                 & daily["legacy_strict_valid_start_week_records"].eq(2)
@@ -339,10 +347,11 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
         ]
     pool = apply(pool, steps, "Apply logical and validity filters", validity)
     _check(pool, task.name)
-    pool = apply(pool, steps, "Apply outlier trimming", _upper_tails(pool, daily, task.name))
+    pool = apply(pool, steps, "Apply outlier trimming",
+                 upper_tails(pool, daily, task.name, years))
     if pool.empty:
         raise DataError(f"task {task.name}: no rows remain after the task filters")
-    return _public(pool, ctx, steps)
+    return _public(pool, ctx, steps, years)
 
 
 def _check(pool: pd.DataFrame, task: str) -> None:
@@ -354,12 +363,14 @@ def _check(pool: pd.DataFrame, task: str) -> None:
             raise DataError(f"task {task}: {int((~ok).sum())} rows lack {name}")
 
 
-def _public(pool: pd.DataFrame, ctx: BuildContext, steps: Steps) -> pd.DataFrame:
+def _public(pool: pd.DataFrame, ctx: BuildContext, steps: Steps, years: list[int]
+            ) -> pd.DataFrame:
     task = ctx.task
-    missing = sorted(set(YEARS) - set(pool["source_year"].astype(int)))
+    missing = sorted(set(years) - set(pool["source_year"].astype(int)))
     if missing:
         raise DataError(f"task {task.name}: no rows from source year(s) {missing}; the reference "
-                        "requires every year 1986-1996 (build the Diary releases of those years)")
+                        f"requires every year {years[0]}-{years[-1]} (build the Diary releases "
+                        "of those years)")
     weight = pool["analysis_weight"]
     if weight.isna().any() or weight.le(0).any() or weight.nunique() <= 1:
         raise DataError(f"task {task.name}: analysis weights are missing, non-positive or "
