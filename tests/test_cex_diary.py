@@ -141,6 +141,7 @@ def test_icpsr_round_trip_reads_the_documented_columns(icpsr):
         assert row.daily_total_expenditure_legacy_strict_v1 == pytest.approx(expected, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_icpsr_damaged_archives_are_named(icpsr, tmp_path):
     path, _ = icpsr
     with zipfile.ZipFile(path) as zf:
@@ -204,6 +205,7 @@ def rules_1996(tmp_path_factory) -> pd.DataFrame:
     return _build({"diary": tmp / "bls"}, tmp / "out")
 
 
+@pytest.mark.slow
 def test_general_and_strict_allocation_follow_the_reference(rules_1996):
     days = rules_1996.set_index("diary_day_sequence")
     assert days.loc[1, "daily_total_expenditure"] == 10.0
@@ -221,6 +223,7 @@ def test_general_and_strict_allocation_follow_the_reference(rules_1996):
 # Damaged BLS packages
 
 
+@pytest.mark.slow
 def test_missing_quarter_and_truncated_member_are_named(tmp_path):
     synth.write_synthetic_cex_diary(tmp_path / "bls", seed=2, years=[1995], n_cu_per_quarter=3)
     path = tmp_path / "bls" / "diary95.zip"

@@ -23,6 +23,7 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
 
+pytestmark = pytest.mark.slow  # each fixture builds a package (seconds)
 GOLDEN = Path(__file__).with_name("golden")
 BASE = {"cons_food": 1000, "cons_alcohol": 50, "cons_housing": 3000, "cons_apparel": 200,
         "cons_transport": 1500, "cons_health": 600, "cons_entertainment": 300,

@@ -237,3 +237,38 @@ def test_sspay_golden_prompt(task_1995):
     text = "\n\n".join([system, user, json.dumps(sspay.reference_answer(row, task)),
                         json.dumps(sspay.naive_baseline(row, task))]) + "\n"
     assert text == (GOLDEN / "cons_cex_sspay.txt").read_text()
+
+
+@pytest.mark.slow
+def test_release_follows_the_reference_order_and_answers(tmp_path, monkeypatch):
+    """build_task publishes in the builder's `_output_order` (source year, date, CU) and takes
+    the answers from `reference_answer` (2-decimal floats, as the reference writes them)."""
+    from hhx.tasks.build import build_task
+
+    # Three quarters (the quarter split needs them): June, September and December 1995 pay on
+    # Friday the 2nd, the 1st and the 1st; each CU's second week is days 1-7 after.
+    parts = [_cu("0909090", [dt.date(1995, 5, 27), dt.date(1995, 6, 3)],
+                 {d: 10.0 * d for d in range(1, 15)}, ss=True, weight="21000.5"),
+             _cu("0101010", [dt.date(1995, 8, 26), dt.date(1995, 9, 2)],
+                 {d: 7.0 for d in range(1, 15)}, ss=True, weight="17000.0", quarter=3),
+             _cu("0505050", [dt.date(1995, 11, 25), dt.date(1995, 12, 2)],
+                 {d: 9.0 for d in range(1, 15)}, ss=True, weight="16000.0", quarter=4)]
+    raw = tmp_path / "raw"
+    diary_package(raw / "bls", 1995, *[sum((p[i] for p in parts), []) for i in range(3)])
+    survey = SurveyConfig(name="cex_diary", raw={
+        "diary": str(raw / "bls"),
+        "release_crosswalk": str(crosswalk(raw / "release_dates", range(1982, 2012)))})
+    cex_diary.build(survey, raw, tmp_path / "inter")
+    monkeypatch.setattr(sspay, "build_table", lambda ctx: sspay.build_years(ctx, [1995]))
+    ctx = BuildContext(task=load_task("cons_cex_sspay"), intermediate_dir=tmp_path / "inter",
+                       macro_context=macro_frame(1994, 1997), synthetic=True)
+    bench = build_task(ctx, tmp_path / "hb", synthetic=True)
+    table = pd.read_csv(tmp_path / "hb" / "tabular" / "cons_cex_sspay.csv", dtype=str)
+    # 9 June (140, the year's largest day, above its p99) is trimmed.
+    expected = ([f"1995:0909090:199506{d:02d}" for d in range(3, 9)]
+                + [f"1995:0101010:199509{d:02d}" for d in range(2, 9)]
+                + [f"1995:0505050:199512{d:02d}" for d in range(2, 9)])
+    assert table["id"].tolist() == expected  # by date (id order would put 0101010 first)
+    prompts = bench.prompts.set_index("id")
+    assert prompts.loc["1995:0909090:19950605", "assistant"] == "[100.0, 40.0, 20.0]"
+    assert prompts.loc["1995:0909090:19950605", "naive_baseline"] == "[90.0, 36.0, 18.0]"
