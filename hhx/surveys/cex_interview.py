@@ -68,6 +68,14 @@ first quarters of 1996, 2005 and 2015 (tokens 961, 051, 151) go by the package w
 kept: the old frame if it is the previous year's package (the record is only there), the new
 frame if it is the year's own package. A record matching no design, or two, is a DataError.
 
+Damaged packages never build: package YY must hold the FMLI members of its quarters 2-4 and of
+the next year's first quarter (when that has data: not for 1981), and its own first quarter
+(`fmliYY1x`, which the year before's package also publishes) where no earlier package exists
+(1980, 1984); a missing one is an error naming the quarter and the members present. A member
+the zip cannot inflate, or one that ends early (no line break after the last record, or a last
+record with fewer fields than the header), is an error naming the member and its last line
+(hhx.surveys.cex_members). The reference checks neither.
+
 Column checks. NEWID, QINTRVYR, QINTRVMO and the weight (FINLWT21/FINLWT) are required. Of the
 other variables, those the CE data dictionary lists for the member's quarter (and for the
 quarters either side, so files at a variable's first or last quarter are not held to it) form
