@@ -91,11 +91,15 @@ MEMB_RAW = ["NEWID", "MEMBNO", "ANYRAIL", "ANYSSINC", "US_SUPP", "SS_RRX", "SUPP
 SOURCE = ["source_provider", "source_archive", "source_quarter_file", "source_member"]
 
 
-def _text(frame: pd.DataFrame) -> pd.DataFrame:
+def _text(frame: pd.DataFrame, expected: tuple[str, ...] | list[str] = ()) -> pd.DataFrame:
+    """Stripped string columns; the expected raw names a file lacks come in as missing."""
     out = frame.copy()
     for column in out.columns:
         if column not in ("source_year",):
             out[column] = out[column].astype("string").str.strip()
+    for name in expected:
+        if name not in out:
+            out[name] = pd.Series(pd.NA, index=out.index, dtype="string")
     return out
 
 
@@ -136,10 +140,7 @@ def _week_ids(out: pd.DataFrame, year: int) -> pd.DataFrame:
 
 def parse_fmly(frame: pd.DataFrame, year: int) -> pd.DataFrame:
     """Diary weeks: ids, start date, numbers, labels (module notes)."""
-    out = _text(frame)
-    for name in FMLY_RAW:
-        if name not in out:
-            out[name] = pd.Series(pd.NA, index=out.index, dtype="string")
+    out = _text(frame, FMLY_RAW)
     out["source_year"] = year
     newid, valid = normalize_newid(out["NEWID"])
     if not valid.all():
@@ -197,10 +198,7 @@ def parse_fmly(frame: pd.DataFrame, year: int) -> pd.DataFrame:
 
 
 def parse_memb(frame: pd.DataFrame, year: int) -> pd.DataFrame:
-    out = _text(frame)
-    for name in MEMB_RAW:
-        if name not in out:
-            out[name] = pd.Series(pd.NA, index=out.index, dtype="string")
+    out = _text(frame, MEMB_RAW)
     out["newid"], out["newid_valid"] = normalize_newid(out["NEWID"])
     out = _week_ids(out, year)
     out["member_number"] = out["MEMBNO"]
