@@ -341,7 +341,7 @@ def test_1990q1_published_in_both_layouts_gives_the_same_spending(tmp_path):
         assert np.allclose(q1[column], early.loc[q1.index, column], atol=1e-6), column
 
 
-def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
+def test_state_codes_map_legacy_codes_in_every_year_as_the_reference(old, tmp_path):
     raw, _, _, _ = old
 
     def states(codes: list[str]):
@@ -352,8 +352,9 @@ def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
             return header, rows
         return edit
 
-    # 1980-81 legacy codes (35 Wisconsin, 54 Virginia, 93 California); from 1984 FIPS, plus 43
-    # for Missouri; 38 (North Dakota) is not among the dictionary's published codes.
+    # 1980-81 legacy codes (35 Wisconsin, 54 Virginia, 93 California). The reference applies
+    # that map to every year, so 1986's 35 (New Mexico) and 54 (West Virginia) become 55 and 51
+    # as well (hhx follows it); 43 -> Missouri; 38 (North Dakota) is not a canonical code.
     _rewrite(raw / "intrvw81.zip", tmp_path / "raw" / "intrvw81.zip", "fmli812.csv",
              states(["35", "54", "93"]))
     _rewrite(raw / "intrvw86.zip", tmp_path / "raw" / "intrvw86.zip", "fmli862.csv",
@@ -364,7 +365,7 @@ def test_state_codes_follow_the_dictionary_of_their_era(old, tmp_path):
     for row in _fmli_rows(tmp_path / "raw"):
         rows[row["_member"]].append(row)
     for member, want in (("intrvw81/fmli812.csv", ["55", "51", "06"]),
-                         ("intrvw86/fmli862.csv", ["29", "35", "54", None])):
+                         ("intrvw86/fmli862.csv", ["29", "55", "51", None])):
         for row, code in zip(rows[member], want, strict=False):
             value = got[row["NEWID"]]
             assert (pd.isna(value) and code is None) or value == code, (member, row["STATE"])
@@ -869,3 +870,61 @@ def test_addenda_outputs_only_for_packages_2001_and_2008(modern, addenda, tmp_pa
     pd.testing.assert_frame_equal(unzipped.drop(columns=drop),
                                   addenda[2]["cex_stimulus_2008"].drop(columns=drop))
     assert any(p.endswith("rbt08.csv") for p in report.inputs)
+
+
+def _copy(src: Path, dst: Path, change: Callable[[dict[str, bytes]], dict[str, bytes]]) -> Path:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(src) as zin:
+        members = {name: zin.read(name) for name in zin.namelist()}
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name, data in change(members).items():
+            zout.writestr(name, data)
+    return dst
+
+
+def test_a_package_missing_one_quarters_member_is_an_error(one_package, tmp_path):
+    """Before, 2024's package without fmli243.csv built with a quarter's interviews missing."""
+    damaged = _copy(one_package, tmp_path / "raw" / "intrvw24.zip",
+                    lambda m: {n: d for n, d in m.items() if not n.endswith("fmli243.csv")})
+    with pytest.raises(DataError, match=r"intrvw24.zip: the FMLI member of 2024Q3 "
+                                        r"\(fmli243.csv\) is missing \(the package holds "):
+        _build(damaged.parent, tmp_path / "out")
+    assert not (tmp_path / "out" / "cex_interview.parquet").exists()
+
+
+def test_a_member_truncated_inside_its_zip_is_an_error(one_package, tmp_path):
+    def cut(m: dict[str, bytes]) -> dict[str, bytes]:
+        name = next(n for n in m if n.endswith("fmli242.csv"))
+        data = m[name]
+        m[name] = data[: len(data) - 25]  # the last record loses its end (and line break)
+        return m
+
+    damaged = _copy(one_package, tmp_path / "raw" / "intrvw24.zip", cut)
+    lines = zipfile.ZipFile(one_package).read("intrvw24/fmli242.csv").count(b"\n")
+    with pytest.raises(DataError, match=rf"fmli242.csv: ends early at line {lines} \(no line "
+                                        "break after the last record\\)"):
+        _build(damaged.parent, tmp_path / "out")
+
+    def drop_fields(m: dict[str, bytes]) -> dict[str, bytes]:
+        name = next(n for n in m if n.endswith("fmli242.csv"))
+        head, _, last = m[name].rstrip(b"\n").rpartition(b"\n")
+        m[name] = head + b"\n" + b",".join(last.split(b",")[:10]) + b"\n"
+        return m
+
+    damaged = _copy(one_package, tmp_path / "raw2" / "intrvw24.zip", drop_fields)
+    with pytest.raises(DataError, match=r"fmli242.csv: ends early at line \d+ \(its last record "
+                                        r"has 10 of the header's \d+ fields\)"):
+        _build(damaged.parent, tmp_path / "out")
+
+
+def test_a_member_the_zip_cannot_inflate_is_an_error(one_package, tmp_path):
+    target = tmp_path / "raw" / "intrvw24.zip"
+    _copy(one_package, target, lambda m: m)
+    data = bytearray(target.read_bytes())
+    with zipfile.ZipFile(target) as zf:
+        info = zf.getinfo("intrvw24/fmli244.csv")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF  # a flipped byte in the deflate stream
+    target.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=r"fmli244.csv: damaged inside its archive"):
+        _build(target.parent, tmp_path / "out")

@@ -298,3 +298,24 @@ def test_synthetic_label_follows_the_inputs(tmp_path, real_fred):
     real = build(SurveyConfig(name="fred_qd", raw={"fred_qd": str(REAL_FRED)}), raw, out)
     assert real.outputs == fake.outputs
     assert not real.synthetic and not has_synthetic_sidecar(parquet)
+
+
+def test_macro_columns_follow_the_reference_order_and_cpi_gaps_are_errors(real_fred):
+    cpi = read_fred_cpi_csvs(REAL_CPI)
+    macro = build_macro_context(real_fred, cpi)
+    growth = ["gdp_growth_qoq", "headline_cpi_qoq",
+              *[f"cpi_{g}_qoq" for g in ("food_beverages", "housing", "apparel",
+                                         "transportation", "medical_care", "recreation",
+                                         "education_communication", "other_goods_services")],
+              "house_price_growth_qoq", "sp500_growth_qoq"]
+    expected = ["eligible_origin_q_index", "macro_reference_q_index", "macro_reference_year",
+                "macro_reference_quarter", "macro_reference_date"]
+    for prefix in growth:
+        expected += [*(f"{prefix}_lag{k}" for k in range(1, 5)), f"{prefix}_5y_compound"]
+    for prefix in ("unemployment_rate", "fedfunds_rate", "mortgage30us_rate"):
+        expected += [*(f"{prefix}_lag{k}" for k in range(1, 5)), f"{prefix}_5y_mean"]
+    assert list(macro.columns) == expected
+    assert len(CATEGORY_CPI_MACRO_COLUMNS) == 40
+    gap = cpi.drop(index=cpi.index[cpi["date"].eq(pd.Timestamp("2001-05-01"))])
+    with pytest.raises(DataError, match=r"no row for the months after 2001-04"):
+        build_macro_context(real_fred, gap)

@@ -14,7 +14,8 @@ except the two rebate addenda below. Members are read one at a time, only the ne
 text (blank, "." and "NA" are missing).
 
 Output: one row per interview record (newid, interview_year, interview_month), also unique on
-(cex_panel_id, interview_year, interview_month) (else DataError) and sorted by the latter:
+(cex_panel_id, interview_year, interview_month) (else DataError) and sorted by the record key
+(newid, interview_year, interview_month), the reference's order:
 - ids and provenance: `newid` (8 digits), `cu_id` = `cu_id_raw` (NEWID without its last digit),
   `cex_sample_design`, `cex_panel_id` = "<design>:<cu_id_raw>", `cex_source_package`,
   `cex_source_member`, `cex_quarter_token`, `cex_overlap_versions` (packages holding the record),
@@ -37,12 +38,11 @@ Output: one row per interview record (newid, interview_year, interview_month), a
   Islander" -> Asian, 1996-2003 code 5 "Other" -> Pacific Islander); education maps the 1980-95
   codes 1-7 and the 1996+ codes 0, 10-17 onto 8 levels; EDUCA2 code 0 in 1980-81 means "don't
   know" (NA);
-- `state`: 2-digit FIPS text. 1980-81 packages use the dictionary's legacy codes (e.g. 35 =
-  Wisconsin, 54 = Virginia), mapped to FIPS; from 1984 the dictionary also lists 43 for
-  Missouri (-> 29). Codes outside the dictionary's 1984+ list (e.g. 38, 50, 56) -> NA.
-  The reference applies its legacy map to every year (so 35 New Mexico and 54 West Virginia
-  of 1984+ files become 55 and 51); here it applies only where the dictionary says those codes
-  are legacy. No cons_cex task reads `state`;
+- `state`: 2-digit FIPS text. The reference's frozen legacy -> FIPS map (the dictionary's 1980-81
+  codes, e.g. 35 = Wisconsin, 54 = Virginia, 43 = Missouri) is applied to every year, as the
+  reference does (so a 1984+ code 35 New Mexico or 54 West Virginia becomes 55 or 51), then
+  codes outside its canonical 48-code list (e.g. 38, 50, 56) -> NA. No cons_cex task reads
+  `state`;
 - spending, each `cons_X` = X current quarter + X previous quarter (sum with at least one
   present): `cons_total` (TOTEXP), `cons_food`, `cons_alcohol`, `cons_housing`, `cons_apparel`,
   `cons_transport`, `cons_health`, `cons_entertainment`, `cons_personal_care`, `cons_read`,
@@ -67,6 +67,14 @@ copy. Sample design (cex_sample_design), by interview quarter: pre_1986 <= 1986Q
 first quarters of 1996, 2005 and 2015 (tokens 961, 051, 151) go by the package whose copy is
 kept: the old frame if it is the previous year's package (the record is only there), the new
 frame if it is the year's own package. A record matching no design, or two, is a DataError.
+
+Damaged packages never build: package YY must hold the FMLI members of its quarters 2-4 and of
+the next year's first quarter (when that has data: not for 1981), and its own first quarter
+(`fmliYY1x`, which the year before's package also publishes) where no earlier package exists
+(1980, 1984); a missing one is an error naming the quarter and the members present. A member
+the zip cannot inflate, or one that ends early (no line break after the last record, or a last
+record with fewer fields than the header), is an error naming the member and its last line
+(hhx.surveys.cex_members). The reference checks neither.
 
 Column checks. NEWID, QINTRVYR, QINTRVMO and the weight (FINLWT21/FINLWT) are required. Of the
 other variables, those the CE data dictionary lists for the member's quarter (and for the
@@ -105,15 +113,14 @@ matched by NEWID among the interviews of the quarters the dictionary gives the a
 
 from __future__ import annotations
 
-import contextlib
+import io
 import logging
 import re
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -121,6 +128,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.surveys.base import BuildReport, raw_path, write_outputs
+from hhx.surveys.cex_members import check_csv_complete, read_bytes
 from hhx.surveys.release_dates import read_release_crosswalk
 
 log = logging.getLogger(__name__)
@@ -311,7 +319,6 @@ LEGACY_STATE = {
     "61": "21", "62": "47", "63": "01", "72": "22", "74": "48", "84": "08", "86": "04",
     "91": "53", "92": "41", "93": "06", "95": "15",
 }  # fmt: skip
-MODERN_STATE_ALIASES = {"43": "29"}
 CANONICAL_STATES = frozenset(
     "01 02 04 05 06 08 09 10 11 12 13 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 "
     "34 35 36 37 39 40 41 42 44 45 46 47 48 49 51 53 54 55".split()
@@ -424,7 +431,35 @@ def _package(path: Path, year: int, source: str) -> list[Member]:
             f"{path}: no fmliYYQ.csv member (CE Interview consumer-unit file); download "
             f"intrvw{year % 100:02d}.zip again from {source}"
         )
+    _check_quarters(path, year, members, source)
     return members
+
+
+def _covered(q: int) -> bool:
+    """Quarters with CE Interview data (the dictionary's 1980-81 and 1984 on)."""
+    return qi(1980, 1) <= q <= qi(1981, 4) or q >= qi(1984, 1)
+
+
+def _check_quarters(path: Path, year: int, members: list[Member], source: str) -> None:
+    """A package holds its year's quarters 2-4 and the next year's first (when that has data);
+    its own first quarter (`fmliYY1x`, also in the year before's package) is needed only when
+    no earlier package can hold it (1980, 1984)."""
+    have = {m.q_index for m in members}
+    wanted = [qi(year, q) for q in (2, 3, 4)]
+    if _covered(qi(year + 1, 1)):
+        wanted.append(qi(year + 1, 1))
+    if not _covered(qi(year - 1, 4)):
+        wanted.insert(0, qi(year, 1))
+    missing = [q for q in wanted if q not in have]
+    if missing:
+        q = missing[0]
+        y, n = (q - 1) // 4, (q - 1) % 4 + 1
+        stem = f"fmli{y % 100:02d}{n}{'x' if n == 1 and y == year and year > 1984 else ''}"
+        held = ", ".join(sorted(m.name.rsplit("/", 1)[-1] for m in members))
+        raise DataError(
+            f"{path}: the FMLI member of {y}Q{n} ({stem}.csv) is missing (the package holds "
+            f"{held}); download intrvw{year % 100:02d}.zip again from {source}"
+        )
 
 
 def find_packages(path: Path, source: str = SOURCE_URL) -> dict[int, list[Member]]:
@@ -464,16 +499,6 @@ def find_packages(path: Path, source: str = SOURCE_URL) -> dict[int, list[Member
     return packages
 
 
-@contextlib.contextmanager
-def _open(member: Member) -> Iterator[IO[bytes]]:
-    if member.is_zip:
-        with zipfile.ZipFile(member.package_path) as zf, zf.open(member.name) as fh:
-            yield fh
-    else:
-        with (member.package_path / member.name).open("rb") as fh:
-            yield fh
-
-
 def _clean_name(name: str) -> str:
     return str(name).strip().strip('"').removeprefix("\ufeff").removeprefix("ï»¿").upper()
 
@@ -481,8 +506,10 @@ def _clean_name(name: str) -> str:
 def read_member(member: Member, wanted: Iterable[str]) -> pd.DataFrame:
     """The wanted columns of one member as text (blanks kept as ""), upper-case names."""
     wanted_set = set(wanted)
+    data = read_bytes(member.package_path, member.name, member.label, SOURCE_URL)
+    check_csv_complete(data, member.label, SOURCE_URL)
     try:
-        with _open(member) as fh:
+        with io.BytesIO(data) as fh:
             raw = pd.read_csv(
                 fh,
                 dtype=str,
@@ -593,12 +620,13 @@ def _newids(raw: pd.DataFrame, where: str) -> pd.Series:
     return text.str.zfill(8)
 
 
-def _state_codes(raw: pd.Series, legacy: bool) -> pd.Series:
-    """Raw STATE text -> 2-digit FIPS text (see the module notes); anything else NA."""
+def _state_codes(raw: pd.Series) -> pd.Series:
+    """Raw STATE text -> 2-digit FIPS text: a whole number (".0" allowed) zero-padded, the legacy
+    map applied (every year, as the reference does), then codes outside the canonical list NA."""
     text = raw.str.strip().str.strip("'\"")
-    digits = text.str.fullmatch(r"\d{1,2}(?:\.0+)?")
-    code = text.where(digits).str.split(".").str[0].str.zfill(2)
-    code = code.replace(LEGACY_STATE if legacy else MODERN_STATE_ALIASES)
+    digits = text.str.fullmatch(r"\d+(?:\.0+)?")
+    code = text.where(digits).str.split(".").str[0].str.lstrip("0").str.zfill(2)
+    code = code.replace(LEGACY_STATE)
     return code.where(code.isin(list(CANONICAL_STATES))).astype("string")
 
 
@@ -675,7 +703,7 @@ def read_fmli(member: Member, package_name: str) -> MemberResult:
                 dtype = "string" if var.kind == "text" else "Int64"
                 out[var.name] = pd.Series(pd.NA, index=raw.index, dtype=dtype)
         elif var.kind == "text":
-            out[var.name] = _state_codes(raw[src], legacy=member.package_year <= 1981)
+            out[var.name] = _state_codes(raw[src])
         elif var.kind == "amount":
             out[var.name] = numbers[src]
         else:
@@ -875,9 +903,10 @@ def add_quality_flags(frame: pd.DataFrame) -> None:
     flags = pd.DataFrame(index=pd.Index(frame["cex_panel_id"].unique(), name="cex_panel_id"))
     flags[FLAG_COLUMNS[0]] = g["income_before_tax"].min() < 1000
     flags[FLAG_COLUMNS[1]] = g["cons_parker_total"].min() < 250
-    food = frame.dropna(subset=["cons_food"]).groupby("cex_panel_id")["cons_food"].mean()
-    annual_food = 4.0 * food
-    flags[FLAG_COLUMNS[2]] = annual_food > g["income_before_tax"].mean().reindex(food.index)
+    food = frame.dropna(subset=["cons_food"]).groupby("cex_panel_id")["cons_food"]
+    annual_food = food.sum() * 4.0 / food.size()  # the reference's arithmetic (ties to the ulp)
+    flags[FLAG_COLUMNS[2]] = annual_food > g["income_before_tax"].mean().reindex(
+        annual_food.index)
     for column, bottom, top in (
         ("income_before_tax", FLAG_COLUMNS[3], FLAG_COLUMNS[4]),
         ("cons_parker_total", FLAG_COLUMNS[5], FLAG_COLUMNS[6]),
@@ -957,7 +986,7 @@ def finish(candidates: pd.DataFrame, crosswalk: Path | None = None) -> pd.DataFr
     frame["cex_source_member"] = frame["cex_source_member"].astype("string")
     frame["cex_quarter_token"] = frame["cex_quarter_token"].astype("string")
     frame["food_definition_regime"] = frame["food_definition_regime"].astype("string")
-    frame = frame.sort_values(PANEL_KEY, kind="mergesort").reset_index(drop=True)
+    frame = frame.sort_values(RECORD_KEY, kind="mergesort").reset_index(drop=True)
     return frame[OUTPUT_COLUMNS]
 
 

@@ -1,9 +1,16 @@
-"""FRED-QD (and optional monthly CPI groups) -> the quarterly macro context every task attaches.
+"""FRED-QD and the monthly CPI groups -> the quarterly macro context every task attaches.
 
 Facts: shared/spec/00_common.md section 3. One row per *eligible origin quarter*: a task row in
 calendar quarter Q gets the row keyed Q, whose values describe the four most recently completed
 quarters Q-1 ... Q-4 (lag1 = Q-1) and the five years ending in Q-1.
 Quarter index q = year*4 + quarter.
+
+As the reference's scripts/1_preprocessing/macro_context.py: the CPI groups (survey `cpi`) are
+always joined: each quarter is the mean of its three months, missing unless all three are
+present; a CPI frame with a repeated or a missing month is an error. Growth = 100 x (level /
+previous level - 1); five-year compound growth only with all 20 quarterly changes present; rate
+means over 20 quarters; rows kept where the 20 core columns are present; columns in the
+reference's order (keys, the twelve growth series, the three rates).
 """
 
 from __future__ import annotations
@@ -273,6 +280,13 @@ def _quarterly_cpi(cpi_groups: pd.DataFrame) -> pd.DataFrame:
     months = dates.dt.to_period("M")
     if months.duplicated().any():
         raise DataError(f"CPI groups frame repeats month {months[months.duplicated()].iloc[0]}")
+    ordinal = months.sort_values().map(lambda p: p.ordinal).to_numpy()
+    if len(ordinal) > 1 and (step := np.diff(ordinal)).max() > 1:  # the reference refuses gaps
+        at = int(np.flatnonzero(step > 1)[0])
+        raise DataError(
+            f"CPI groups frame has no row for the months after {months.sort_values().iloc[at]}; "
+            "the monthly grid must be complete (rebuild survey cpi)"
+        )
     values = cpi_groups[CPI_GROUP_COLUMNS].apply(pd.to_numeric, errors="raise").astype("float64")
     key = (dates.dt.year * 4 + dates.dt.quarter).rename("q_index")
     grouped = values.groupby(key)

@@ -6,6 +6,8 @@ A task builder is a module named by `task.builder` with three functions:
     naive_baseline(row, task) -> list
 and optionally `reference_answer(row, task) -> list` (the gold answer where the official
 renderer rounds or types it itself; default: the target columns as `answer_values` reads them).
+An internal column `_output_order` (numbers) publishes the rows in that order instead of the
+canonical one (the official table order).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
 """
@@ -251,6 +253,8 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
         key_cols.append(typed)
     sidecar = sp.assign_splits(table[key_cols], task)
     canon = sp.canonical_order(table[key_cols], task)
+    if "_output_order" in table.columns:  # the builder's official publication order
+        canon = np.argsort(table["_output_order"].to_numpy(), kind="stable")
     rows = canon[sidecar["exported"].to_numpy()[canon]]
     full = table.iloc[rows].reset_index(drop=True)
     public = coerce_table(

@@ -39,7 +39,11 @@ FDHOME + FDAWAY; HOUS = SHELT + UTIL + HOUSOP + furnishings; TRANS = GASMO + PUB
 vehicle costs). The current-quarter part (CQ) is the reference months that fall in the
 interview's calendar quarter: none for an interview in a quarter's first month, two in its third.
 
-Rebate addenda (own random stream, so the FMLI draws do not change). Package 2001 also holds
+Rebates and stimulus payments. Each CU's payments are drawn from its own stream (seed, CU id),
+so the other draws do not depend on them, and are spent in part: in the month a payment
+arrives 8% of it goes to food away from home, 8% to entertainment, 5% to apparel, 4% to
+miscellaneous and 20% to furnishings (a durable), in the next month 40% of that again; whether
+or not the CU reports it. Rebate addenda (own report stream). Package 2001 also holds
 `intrvw01/intrvw01/Addendum - Tax Rebate/TAX013.csv` and `TAX014.csv` (the reference's path):
 about 2/3 of CUs got a 2001 rebate ($600 married, $500 single parent, $300 other; a second $300
 check for half the CUs with another adult), paid July-September mostly, a few October-December;
@@ -337,35 +341,46 @@ def _price_level(year: int, month: int) -> float:
     return float(1.03 ** (year + (month - 1) / 12 - 2020))
 
 
+_NAMES = list(COMPONENTS)
+_SHARE = np.array([v[0] for v in COMPONENTS.values()])
+_SD = np.array([v[1] for v in COMPONENTS.values()])
+_PZERO = np.array([v[2] for v in COMPONENTS.values()])
+_AT = {name: i for i, name in enumerate(_NAMES)}
+
+
 def _monthly(rng: np.random.Generator, cu: _CU, year: int, month: int, salary: float,
-             scale: float) -> dict[str, int]:
-    """One month's spending (cents) by component for a CU."""
+             scale: float, payments: dict[tuple[int, int], int]) -> dict[str, int]:
+    """One month's spending (cents) by component for a CU (one vector draw per month)."""
     level = _price_level(year, month)
     budget = (
         level * 3400.0 * (max(cu.income20, 15000.0) / 60000.0) ** 0.5 * cu.fam_size**0.35
         * cu.propensity * scale * float(rng.lognormal(0.0, 0.1))
     )  # fmt: skip
-    out: dict[str, int] = {}
-    for name, (share, sd, p_zero) in COMPONENTS.items():
-        if name == "HEALTH":
-            share *= float(np.clip(0.6 + (cu.age - 30) / 40, 0.5, 2.2))
-        if name == "EDUCA" and cu.kids == 0 and cu.age > 30:
-            p_zero = 0.95
-        if name == "SHELT" and cu.tenure in (5, 6):  # no cash rent / student housing
-            share = 0.05
-        if (name == "ALCBEV" and not cu.drinks) or (name == "TOBACC" and not cu.smokes):
-            amount = 0.0
-        elif name == "TOBACC":  # a smoker's habit does not scale with the budget
-            amount = 120.0 * level * scale * float(rng.lognormal(0.0, sd))
-        elif rng.random() < p_zero:
-            amount = 0.0
-        else:
-            amount = budget * share * float(rng.lognormal(0.0, sd))
-        out[name] = int(round(amount * 100))
+    share, p_zero = _SHARE.copy(), _PZERO.copy()
+    share[_AT["HEALTH"]] *= float(np.clip(0.6 + (cu.age - 30) / 40, 0.5, 2.2))
+    if cu.kids == 0 and cu.age > 30:
+        p_zero[_AT["EDUCA"]] = 0.95
+    if cu.tenure in (5, 6):  # no cash rent / student housing
+        share[_AT["SHELT"]] = 0.05
+    noise, zero = rng.lognormal(0.0, _SD), rng.random(len(_NAMES)) < p_zero
+    amount = np.where(zero, 0.0, budget * share * noise)
+    # A smoker's habit does not scale with the budget; abstainers buy none.
+    amount[_AT["TOBACC"]] = 120.0 * level * scale * noise[_AT["TOBACC"]] if cu.smokes else 0.0
+    if not cu.drinks:
+        amount[_AT["ALCBEV"]] = 0.0
+    cents = np.rint(amount * 100).astype(np.int64)
+    out = dict(zip(_NAMES, cents.tolist(), strict=True))
     if rng.random() < 0.012 * scale:  # a vehicle bought this month (half of them used)
         price = 24000.0 * level * float(rng.lognormal(0.0, 0.5))
         out["VEHOTH"] += int(round(price * (0.5 if rng.random() < 0.5 else 1.0) * 100))
     out["RETPEN"] = int(round(0.075 * salary / 12 * 100))
+    # Rebates and stimulus payments are partly spent in the month they arrive and the next.
+    for part_of, (y, m) in ((1.0, (year, month)),
+                            (0.4, (year - (month == 1), (month - 2) % 12 + 1))):
+        paid = payments.get((y, m), 0) * part_of * scale
+        if paid:
+            for name, part in RESPONSE.items():
+                out[name] += int(round(paid * part * 100))
     return out
 
 
@@ -415,7 +430,8 @@ class _Record:
         return f"{self.cu.cu_id:07d}{self.number}"
 
 
-def _interview(rng: np.random.Generator, cu: _CU, q: int) -> _Record:
+def _interview(rng: np.random.Generator, cu: _CU, q: int,
+               payments: dict[tuple[int, int], int]) -> _Record:
     year, quarter = _year_of(q), _quarter_of(q)
     month = 3 * (quarter - 1) + 1 + cu.month_offset
     level = _price_level(year, month)
@@ -428,7 +444,7 @@ def _interview(rng: np.random.Generator, cu: _CU, q: int) -> _Record:
         m, y = month - back, year
         if m < 1:
             m, y = m + 12, y - 1
-        months.append((y, m, _monthly(rng, cu, y, m, salary, scale)))
+        months.append((y, m, _monthly(rng, cu, y, m, salary, scale, payments)))
     current = [d for y, m, d in months if y == year and (m - 1) // 3 + 1 == quarter]
     previous = [d for y, m, d in months if not (y == year and (m - 1) // 3 + 1 == quarter)]
     zero = dict.fromkeys(months[0][2], 0)
@@ -452,7 +468,10 @@ def _interview(rng: np.random.Generator, cu: _CU, q: int) -> _Record:
     )  # fmt: skip
 
 
-def _simulate(seed: int, first_q: int, last_q: int, n: int) -> list[_Record]:
+def _simulate(seed: int, quarters: set[int], n: int) -> list[_Record]:
+    """The panel over min..max of `quarters`; interviews are drawn only in `quarters` (the
+    packages' own), the panel just ages through the others."""
+    first_q, last_q = min(quarters), max(quarters)
     rng = np.random.default_rng([int(seed), 31])
     next_id = dict.fromkeys(FRAME_IDS, 0)
 
@@ -460,6 +479,15 @@ def _simulate(seed: int, first_q: int, last_q: int, n: int) -> list[_Record]:
         next_id[frame] += 1
         cu_id = FRAME_IDS[frame] * 1_000_000 + next_id[frame]
         return _new_cu(rng, cu_id, frame, position, offset)
+
+    plans: dict[int, dict[tuple[int, int], int]] = {}
+
+    def paid(cu: _CU, q: int) -> dict[tuple[int, int], int]:
+        if _year_of(q) not in (2001, 2002, 2008, 2009):
+            return {}
+        if cu.cu_id not in plans:
+            plans[cu.cu_id] = {(y, m): a for y, m, a in _payment_plan(seed, cu)}
+        return plans[cu.cu_id]
 
     frame = _frame_at(first_q)
     active = [fresh(frame, pos, int(rng.integers(3))) for pos in (2, 3, 4) for _ in range(n)]
@@ -469,9 +497,9 @@ def _simulate(seed: int, first_q: int, last_q: int, n: int) -> list[_Record]:
         if any(q == cut for cut, _ in CUTS):
             active = [fresh(frame, cu.position, cu.month_offset) for cu in active]
         active += [fresh(frame, 1, int(rng.integers(3))) for _ in range(n)]
-        for cu in active:
+        for cu in active if q in quarters else ():
             if rng.random() < 0.92:
-                records.append(_interview(rng, cu, q))
+                records.append(_interview(rng, cu, q, paid(cu, q)))
         for cu in active:
             cu.position += 1
         active = [cu for cu in active if cu.position <= 4 and rng.random() >= 0.04]
@@ -555,9 +583,14 @@ def _state_text(cu: _CU, layout_q: int) -> str | None:
 
 
 def _truth_state(cu: _CU, layout_q: int) -> str | None:
-    if layout_q <= _qi(1981, 4):
-        return cu.state if cu.legacy_state else None  # states without a legacy code: blank
-    return None if _year_of(layout_q) == 1992 else cu.state
+    """The state a builder should report: the written code through the reference's legacy map,
+    which it applies to every year (a 1984+ 35 New Mexico reads as 55), canonical codes only."""
+    written = _state_text(cu, layout_q)
+    if written is None:
+        return None
+    inverse = {old: fips for fips, olds in LEGACY_STATE_CODES.items() for old in olds}
+    code = inverse.get(written, written)
+    return code if code in STATES else None
 
 
 def _csv(columns: list[str], rows: list[dict[str, str]]) -> bytes:
@@ -637,23 +670,16 @@ def _tax_addendum(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str, 
                                                                       pd.DataFrame]:
     """TAX013/TAX014 of package 2001 and its truth (one row per record written)."""
     rng = np.random.default_rng([int(seed), 77, 2001])
-    checks: dict[int, list[tuple[int, int]]] = {}  # cu_id -> [(month, dollars)]
     files, truth_rows = {}, []
     for quarter in (3, 4):
         rows = []
         for rec in by_q.get(_qi(2001, quarter), []):
             cu = rec.cu
-            if cu.cu_id not in checks:  # about 2/3 of CUs got a rebate ($300 / $500 / $600)
-                got = rng.random() < 2 / 3
-                amount = 600 if cu.married else (500 if cu.kids else 300)
-                months = rng.choice(TAX_MONTHS[0], size=2, p=TAX_MONTHS[1])
-                checks[cu.cu_id] = [(int(months[0]), amount)] if got else []
-                if got and cu.fam_size - int(cu.married) - cu.kids > 1 and rng.random() < 0.5:
-                    checks[cu.cu_id].append((int(months[1]), 300))  # another adult filer
+            checks = [(m, a) for y, m, a in _payment_plan(seed, cu) if y == 2001]
             if rng.random() >= 0.96:  # the addendum was not completed
                 continue
             window = [m for y, m in _window(rec) if y == 2001]
-            mine = [c for c in checks[cu.cu_id] if c[0] in window]
+            mine = [c for c in checks if c[0] in window]
             row: dict[str, str] = {"NEWID": rec.newid}
             t: dict[str, object] = {"newid": rec.newid, "cex_quarter_token": f"01{quarter}",
                                     "interview_year": rec.year, "interview_month": rec.month,
@@ -688,6 +714,44 @@ def _tax_addendum(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str, 
     return files, pd.DataFrame(truth_rows)
 
 
+# Share of a payment spent on each component in its month (and 40% of that the month after):
+# most on non-durables, a fifth on durables (furnishings).
+RESPONSE = {"FDAWAY": 0.08, "ENTERT": 0.08, "APPAR": 0.05, "MISC": 0.04, "FURN": 0.20}
+
+
+def _rebate_plan(seed: int, cu: _CU) -> list[tuple[int, int]]:
+    """2001 tax rebate checks of a CU, (month, dollars): about 2/3 of CUs ($600 married, $500
+    single parent, $300 other; a second $300 for half the CUs with another adult filer)."""
+    rng = np.random.default_rng([int(seed), 77, 2001, cu.cu_id])
+    if rng.random() >= 2 / 3:
+        return []
+    months = rng.choice(TAX_MONTHS[0], size=2, p=TAX_MONTHS[1])
+    checks = [(int(months[0]), 600 if cu.married else (500 if cu.kids else 300))]
+    if cu.fam_size - int(cu.married) - cu.kids > 1 and rng.random() < 0.5:
+        checks.append((int(months[1]), 300))
+    return checks
+
+
+def _stimulus_plan(seed: int, cu: _CU) -> tuple[int, int, int] | None:
+    """2008 stimulus payment of a CU, (month, dollars, 1 check / 2 EFT): 85% of CUs."""
+    rng = np.random.default_rng([int(seed), 77, 2008, cu.cu_id])
+    if rng.random() >= 0.85:
+        return None
+    eft = rng.random() < 0.4
+    months, p = EFT_MONTHS if eft else CHECK_MONTHS
+    income = cu.income20 * _price_level(2008, 1)
+    return int(rng.choice(months, p=p)), _stimulus_amount(cu, income), 2 if eft else 1
+
+
+def _payment_plan(seed: int, cu: _CU) -> list[tuple[int, int, int]]:
+    """Every payment a CU receives, (year, month, dollars), whether or not it is reported."""
+    out = [(2001, m, a) for m, a in _rebate_plan(seed, cu)]
+    stimulus = _stimulus_plan(seed, cu)
+    if stimulus is not None:
+        out.append((2008, stimulus[0], stimulus[1]))
+    return out
+
+
 def _stimulus_amount(cu: _CU, income: float) -> int:
     """$300-600 per adult filer (the $300 minimum for low incomes) plus $300 a child."""
     adults = 2 if cu.married else 1
@@ -700,20 +764,11 @@ def _stimulus_file(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str,
     """expn08/rbt08.csv of package 2008 (interviews 2008Q2-2009Q1) and its truth (every row
     written, with the keep rule's outcome the generator intended)."""
     rng = np.random.default_rng([int(seed), 77, 2008])
-    payments: dict[int, tuple[int, int, int] | None] = {}  # cu_id -> (month, dollars, mode)
     rows, truth_rows = [], []
     for q in range(_qi(2008, 2), _qi(2009, 1) + 1):
         for rec in by_q.get(q, []):
             cu = rec.cu
-            if cu.cu_id not in payments:
-                if rng.random() < 0.85:
-                    eft = rng.random() < 0.4
-                    months, p = EFT_MONTHS if eft else CHECK_MONTHS
-                    payments[cu.cu_id] = (int(rng.choice(months, p=p)),
-                                          _stimulus_amount(cu, rec.income), 2 if eft else 1)
-                else:
-                    payments[cu.cu_id] = None
-            pay = payments[cu.cu_id]
+            pay = _stimulus_plan(seed, cu)
             if pay is None or (2008, pay[0]) not in _window(rec) or rng.random() >= 0.9:
                 continue
             month, amount, mode = pay
@@ -746,7 +801,8 @@ def _stimulus_file(seed: int, by_q: dict[int, list[_Record]]) -> tuple[dict[str,
 def _generate(seed: int, years: tuple[int, ...], n: int) -> tuple[
     dict[int, dict[str, bytes]], pd.DataFrame, dict[str, pd.DataFrame]
 ]:
-    records = _simulate(seed, _qi(years[0], 1), _qi(years[-1] + 1, 1), n)
+    quarters = {q for y in years for q in range(_qi(y, 1), _qi(y + 1, 1) + 1)}
+    records = _simulate(seed, quarters, n)
     by_q: dict[int, list[_Record]] = {}
     for rec in records:
         by_q.setdefault(rec.q, []).append(rec)

@@ -69,15 +69,35 @@ def _cex_interview(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
                    ) -> list[Path]:
     from hhx.surveys.synthetic.cex_interview import write_synthetic_cex_interview
 
-    return write_synthetic_cex_interview(_at(survey, raw_dir, "interview", folder=True),
-                                         seed=seed, **s)
+    paths = write_synthetic_cex_interview(_at(survey, raw_dir, "interview", folder=True),
+                                          seed=seed, **s)
+    return paths + _cex_crosswalk(survey, raw_dir, seed)
+
+
+def _cex_crosswalk(survey: SurveyConfig, raw_dir: Path, seed: int) -> list[Path]:
+    """The CEX release-date crosswalk both CEX builders read, byte for byte the one the
+    release_dates demo writes there (same seed), so either writer may run first."""
+    if not survey.raw.get("release_crosswalk"):
+        return []
+    from hhx.io import write_csv_atomic
+    from hhx.surveys.synthetic import write_sidecar
+    from hhx.surveys.synthetic.release_dates import synthetic_crosswalks
+
+    path = write_csv_atomic(_at(survey, raw_dir, "release_crosswalk"),
+                            synthetic_crosswalks(seed=seed)["cex"])
+    write_sidecar(path, "hhx.surveys.synthetic.release_dates",
+                  "synthetic release dates (placeholders, not the official dates)", seed=int(seed))
+    return [path]
 
 
 @writer("cex_diary")
 def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.cex_diary import write_synthetic_cex_diary
 
-    return write_synthetic_cex_diary(_at(survey, raw_dir, "diary", folder=True), seed=seed, **s)
+    icpsr = _at(survey, raw_dir, "icpsr", folder=True) if survey.raw.get("icpsr") else None
+    paths = write_synthetic_cex_diary(_at(survey, raw_dir, "diary", folder=True), seed=seed,
+                                      icpsr_dir=icpsr, **s)
+    return paths + _cex_crosswalk(survey, raw_dir, seed)
 
 
 @writer("mich")
