@@ -15,6 +15,7 @@ Everything else (membership, order, the reference answer, checks, files) is shar
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -177,10 +178,30 @@ def render_records(
     return records
 
 
+def _worker_module(name: str, file: str | None) -> ModuleType:
+    """The builder module inside a joblib worker: by name, else from its file (a worker that
+    started before the builder's folder joined sys.path cannot import it by name)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        if not file:
+            raise
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"builder module {name!r} cannot be loaded from {file}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _render_chunk(
-    module_name: str, task: TaskConfig, full: list[dict], public: list[dict]
+    module_name: str,
+    module_file: str | None,
+    task: TaskConfig,
+    full: list[dict],
+    public: list[dict],
 ) -> list[dict[str, str]]:
-    return render_records(full, public, task, importlib.import_module(module_name))
+    return render_records(full, public, task, _worker_module(module_name, module_file))
 
 
 def render_all(
@@ -194,7 +215,10 @@ def render_all(
 
         bounds = np.linspace(0, len(full_rows), n_jobs * 4 + 1).astype(int)
         chunks = Parallel(n_jobs=n_jobs)(
-            delayed(_render_chunk)(module.__name__, task, full_rows[a:b], public_rows[a:b])
+            delayed(_render_chunk)(
+                module.__name__, getattr(module, "__file__", None), task, full_rows[a:b],
+                public_rows[a:b],
+            )
             for a, b in zip(bounds[:-1], bounds[1:], strict=True)
         )
         records = [r for chunk in chunks for r in chunk]

@@ -153,7 +153,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
-def answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
     """The reference's gold answer: the target rounded to an integer."""
     return [int(round(float(row[TARGET])))]
 

@@ -223,7 +223,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
-def answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
     """The reference's gold answer: floats rounded to 3 decimals (`[3.0, 2.0]`)."""
     return [round(float(row["PX1"]), 3), round(float(row["PX5"]), 3)]
 
