@@ -48,7 +48,7 @@ def build(tmp: Path, *overrides: str) -> Path:
     root = tmp / "data" / "householdbench"
     cmd = [sys.executable, "-m", "hhx", "stage=build", f"task={TASK}", "tracking=none",
            f"data.root={root}", f"data.raw_dir={tmp / 'raw'}",
-           f"data.intermediate_dir={tmp / 'intermediate'}", "data.demo.n_households=4000",
+           f"data.intermediate_dir={tmp / 'intermediate'}", "survey.demo.n_households=4000",
            f"hydra.run.dir={tmp / 'run'}", *overrides]
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900,

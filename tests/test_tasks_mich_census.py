@@ -88,8 +88,8 @@ def test_outlook_links_reinterviews_to_their_previous_interview(world):
 def test_outlook_baseline_and_answer_are_the_reference_floats():
     row = {"PX1": 3, "PX5": 2.25, "prior_PX1": 4, "prior_PX5": 1.23456}
     assert outlook.naive_baseline(row, None) == [4.0, 1.235]
-    assert outlook.answer(row, None) == [3.0, 2.25]
-    assert finance.answer({"expected_percent_change": 5.0}, None) == [5]
+    assert outlook.reference_answer(row, None) == [3.0, 2.25]
+    assert finance.reference_answer({"expected_percent_change": 5.0}, None) == [5]
     assert finance.naive_baseline({}, None) == [0] and move.naive_baseline({}, None) == ["stay"]
 
 
