@@ -153,12 +153,13 @@ def _steps(table: pd.DataFrame) -> dict[str, int]:
             if "." in s["step"].split(" ", 1)[0]}
 
 
-def _golden(task: str, table: pd.DataFrame, k: int) -> tuple[str, list, list]:
+def _golden(task: str, table: pd.DataFrame, k: int, month: int = MONTH
+            ) -> tuple[str, list, list]:
     module = import_module(f"hhx.tasks.sce.{task}")
     spec = load_task(task)
     row = _by_id(table)[k]
     system, user = module.render(row, spec)
-    check_prompt(system, user, spec, MONTH)
+    check_prompt(system, user, spec, month)
     answer, naive = module.reference_answer(row, spec), module.naive_baseline(row, spec)
     text = (f"{system}\n\n{user}\n\nassistant: {json.dumps(answer)}"
             f"\nnaive_baseline: {json.dumps(naive)}\n")
@@ -317,3 +318,87 @@ def test_release_build_is_deterministic(tmp_path):
         a = sorted((tmp_path / "a" / part).glob("income_sce_policy*"))
         b = sorted((tmp_path / "b" / part).glob("income_sce_policy*"))
         assert a and [p.read_bytes() for p in a] == [p.read_bytes() for p in b], part
+
+
+LOAN = {1: "Yes, mortgage(s) only", 2: "Yes, home equity loans/lines of credit only",
+        3: "Yes, both mortgage(s) and home equity loans/lines of credit", 4: "No"}
+HOUSING = [  # userid, HQH5, rate, local, price, value, balance, HQ6a_1, q6a_lock, HQ38
+    (1, 1, 3.5, 300000, 250000, 350000, 150000, 20, 35, 1),
+    (2, 3, 4.0, 200000, 180000, 210000, NA, 10, 15, 2),
+    (3, 4, NA, 250000, 200000, 260000, NA, 30, 40, 1),  # no loans: outside the universe
+    (4, 1, 5.0, NA, NA, NA, NA, 25, NA, 1),  # no lock-in answer
+    (5, 1, NA, NA, NA, NA, NA, 25, 30, 1),  # no mortgage rate
+    (6, 1, 5.0, NA, NA, NA, NA, 25, 150, 1),  # lock-in answer outside 0-100
+    (7, 1, 1.0, 100000, 90000, 95000, 50000, 20, 30, 1),  # smallest values: trimmed
+    (8, 1, 9.0, 900000, 800000, 950000, 500000, 20, 30, 1),  # largest values: trimmed
+]
+
+
+def _housing_sheets() -> list[Sheet]:
+    """All eleven February waves (one filler row each) with 2023 holding the test rows; every
+    wave uses the HQ*/HQH* names here, so HQH5 is the loan-status column."""
+    names = ["HQH5", "HQH5m2_1", "HQ1_1", "HQH2_1", "HQH3_1", "HQH5a_1", "HQ6a_1", "q6a_lock",
+             "HQ38"]
+    codebook = [["[HQH5]: loans"], [None, 1, LOAN[1]], [None, 2, LOAN[2]], [None, 3, LOAN[3]],
+                [None, 4, LOAN[4]], [], ["[HQ38]: partner"], [None, 1, "Yes"], [None, 2, "No"],
+                []]  # fmt: skip
+    sheets = []
+    for year in range(2014, 2025):
+        rows = HOUSING if year == 2023 else [(90 + year - 2014, 4, *[NA] * 5, 10, NA, 2)]
+        frame = pd.DataFrame([{"userid": int(_id(r[0])), **({"date": year * 100 + 2}
+                                                            if year <= 2016 else {}),
+                               "weights": 1.0, **dict(zip(names, r[1:]))} for r in rows])
+        sheets += [Sheet(f"Data {year}", frame=frame), Sheet(f"Codebook {year}", rows=codebook)]
+    return sheets
+
+
+def _lockin_macro() -> pd.DataFrame:
+    rows = []
+    for q in range(2014 * 4 + 1, 2025 * 4 + 1):
+        row = {"eligible_origin_q_index": q, "macro_reference_q_index": q - 1,
+               "mortgage30us_rate_lag1": 6.5}
+        row.update({col: round(1.0 + 0.01 * i, 4) for i, col in enumerate(m_core())})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def m_core() -> list[str]:
+    from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+
+    return list(CORE_MACRO_COLUMNS)
+
+
+def test_house_sce_lockin_universe_trims_and_prompt(tmp_path):
+    core = [{**_row(_id(r[0]), 2, 1), "date": 202302} for r in HOUSING]
+    pieces = []
+    for key, sheets in {"core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(core))],
+                        "housing": _housing_sheets()}.items():
+        pieces += sce.read_workbook(key, write_workbook(tmp_path / f"{key}.xlsx", sheets))
+    tables, _ = sce.build_tables(pieces)
+    inter = tmp_path / "inter"
+    inter.mkdir()
+    for module, table in tables.items():
+        table.to_parquet(inter / f"sce_{module}.parquet")
+    ctx = BuildContext(load_task("house_sce_lockin"), inter, _lockin_macro())
+    table = import_module("hhx.tasks.sce.house_sce_lockin").build_table(ctx)
+    rows = _by_id(table)
+    assert set(rows) == {1, 2}  # 3 no loans, 4 no answer, 5 no rate, 6 150, 7 / 8 trimmed
+    assert rows[2]["lockin_move_probability"] == 0.15
+    assert rows[2]["ordinary_move_probability"] == 0.10
+    assert rows[2]["mortgage_rate_gap"] == 2.5 and np.isnan(rows[2]["loan_balance"])
+    assert rows[1]["loan_status"] == LOAN[1] and rows[1]["partnered"] == "Yes"
+    assert rows[1]["release_date"] == "2024-08-01"  # housing: survey month + 18 months
+    dropped = _steps(table)
+    assert dropped["active_mortgage_or_mortgage_and_home_equity"] == 1 + 10  # 3, fillers
+    assert dropped["current_mortgage_rate_not_missing"] == 1
+    assert dropped["lockin_move_probability_between_0_and_100"] == 1
+    assert dropped["trim_current_mortgage_rate_predictor_strict_inside_month_p01_p99"] == 2
+    spec = load_task("house_sce_lockin")
+    module = import_module("hhx.tasks.sce.house_sce_lockin")
+    user, _, _ = _golden("house_sce_lockin", table, 1, month=2)
+    assert "numeracy score, and are married or living with a partner." in user
+    assert ("Your home loan consists of mortgage debt only, with a balance of about $150,000 and "
+            "an interest rate of 3.5%.") in user
+    assert module.reference_answer(rows[1], spec) == [[0.65, 0.35]]
+    assert module.naive_baseline(rows[1], spec) == [[0.8, 0.2]]
+    assert "live in the West, have a high numeracy score." in module.render(rows[2], spec)[1]
