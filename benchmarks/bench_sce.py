@@ -34,7 +34,7 @@ TASKS = ("income_sce_growth", "house_sce_move", "labor_sce_risk", "labor_sce_sea
          "macro_sce_uncertainty", "macro_sce_revision",
          # the module tasks (issue 16): spending, policy, labor market, job search, housing
          "cons_sce_growth", "cons_sce_shock", "income_sce_policy", "labor_sce_offer",
-         "labor_sce_reswage", "house_sce_lockin")  # fmt: skip
+         "labor_sce_reswage")  # fmt: skip
 REAL_CORE_ROWS = 200_000  # core respondent-months of the real 2013-2025 files (approximate)
 
 
