@@ -118,18 +118,20 @@ def _jobs() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def inter(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("sce_mod")
-    books = {
+    return _build(tmp_path_factory.mktemp("sce_mod"), {
         "core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(CORE))],
         "household_spending": [Sheet("Data", [["title"]], _spending())],
         "labor_market": [Sheet("Data", [["title"]], _labor())],
         "public_policy": [Sheet("Data", [["note"]] * 10, _policy())],
         "job_search": [Sheet("Data", [], _jobs())],
-    }
+    })
+
+
+def _build(tmp: Path, books: dict[str, list[Sheet]]) -> Path:
+    """Workbooks (config key -> sheets) -> hhx.surveys.sce -> `tmp/inter/sce_<module>.parquet`."""
     pieces = []
     for key, sheets in books.items():
-        path = write_workbook(tmp / "raw" / f"{key}.xlsx", sheets)
-        pieces += sce.read_workbook(key, path)
+        pieces += sce.read_workbook(key, write_workbook(tmp / "raw" / f"{key}.xlsx", sheets))
     tables, _ = sce.build_tables(pieces)
     out = tmp / "inter"
     out.mkdir()
@@ -300,16 +302,9 @@ def test_release_build_is_deterministic(tmp_path):
                            **{f"qp2_{i}": 1 + (k + i + month) % 5 for i in (5, 6, 9, 16)},
                            **{f"hidqp2_{i}": 1 + (k + i) % 2 for i in (5, 6, 9, 16)},
                            **{f"qp1x{j}_{i}": 30 for i in (5, 6, 9, 16) for j in (1, 2, 3)}})
-    pieces = []
-    for key, sheets in {"core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(core))],
-                        "public_policy": [Sheet("Data", [["note"]] * 10,
-                                                pd.DataFrame(policy))]}.items():
-        pieces += sce.read_workbook(key, write_workbook(tmp_path / f"{key}.xlsx", sheets))
-    tables, _ = sce.build_tables(pieces)
-    inter = tmp_path / "inter"
-    inter.mkdir()
-    for module, table in tables.items():
-        table.to_parquet(inter / f"sce_{module}.parquet")
+    inter = _build(tmp_path, {
+        "core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(core))],
+        "public_policy": [Sheet("Data", [["note"]] * 10, pd.DataFrame(policy))]})
     ctx = BuildContext(load_task("income_sce_policy"), inter, _macro())
     first = build_task(ctx, tmp_path / "a", synthetic=True)
     build_task(ctx, tmp_path / "b", synthetic=True)
@@ -370,15 +365,8 @@ def m_core() -> list[str]:
 
 def test_house_sce_lockin_universe_trims_and_prompt(tmp_path):
     core = [{**_row(_id(r[0]), 2, 1), "date": 202302} for r in HOUSING]
-    pieces = []
-    for key, sheets in {"core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(core))],
-                        "housing": _housing_sheets()}.items():
-        pieces += sce.read_workbook(key, write_workbook(tmp_path / f"{key}.xlsx", sheets))
-    tables, _ = sce.build_tables(pieces)
-    inter = tmp_path / "inter"
-    inter.mkdir()
-    for module, table in tables.items():
-        table.to_parquet(inter / f"sce_{module}.parquet")
+    inter = _build(tmp_path, {"core_20_24": [Sheet("Data", [["title"]], pd.DataFrame(core))],
+                              "housing": _housing_sheets()})
     ctx = BuildContext(load_task("house_sce_lockin"), inter, _lockin_macro())
     table = import_module("hhx.tasks.sce.house_sce_lockin").build_table(ctx)
     rows = _by_id(table)

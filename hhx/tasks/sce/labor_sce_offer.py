@@ -112,10 +112,7 @@ def _offer(row: Mapping[str, Any]) -> str:
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
-    sentences = m.finance_start(row, TASK, "it")
-    work = m.work_sentence(row, TASK)
-    if work:
-        sentences.append(work)
+    sentences = m.finances_with_work(row, TASK, "it")
     user = "\n\n".join([c.background(row, TASK), m.finances_paragraph(row, sentences),
                         render_macro_paragraph(row), _offer(row), QUESTION,
                         response_instruction(task, lead=LEAD)])

@@ -185,6 +185,13 @@ def work_sentence(row: Mapping[str, Any], task: str) -> str | None:
     return f"Your current work situation includes {', '.join(labels)}."
 
 
+def finances_with_work(row: Mapping[str, Any], task: str, style: str) -> list[str]:
+    """Income, Q1 / Q2, inflation and the work sentence (policy, offer)."""
+    sentences = finance_start(row, task, style)
+    work = work_sentence(row, task)
+    return [*sentences, work] if work else sentences
+
+
 def finances_paragraph(row: Mapping[str, Any], sentences: Sequence[str]) -> str:
     note = month_note(int(str(row["time"])[5:7]), True)
     return f"{FINANCES_INTRO} {note} " + " ".join(sentences)
