@@ -141,6 +141,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
          ("current_mortgage_rate_positive", lambda f: c.numeric(f, rate_col).gt(0))],
         [("age_years_between_18_and_100", lambda f: f["age_years"].between(18, 100))],
     ])
+    _require_rows(pool, status_col, "the validity filters")
     shown = pool[[f"_trim_{name}" for name in HOME_VALUES]].notna().all(axis=1)
     masks = []
     for name in TRIMMED:
@@ -153,6 +154,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             inside = pool[column].isna() | inside
         masks.append((f"trim_{name}_predictor_strict_inside_month_p01_p99", inside))
     pool = steps.filter(pool, "Apply outlier trimming", masks).copy()
+    _require_rows(pool, status_col, "the outlier trim")
     for columns, codes in CODE_CHECKS:
         present = [col for col in columns if col in pool.columns]
         if present:
@@ -171,6 +173,14 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     steps.step("Export sample", len(table), len(table))
     return c.finish(table, ctx.task, steps,
                     internal=["_macro_reference_q_index", "mortgage_rate_type"])
+
+
+def _require_rows(pool: pd.DataFrame, status_col: str, after: str) -> None:
+    if pool.empty:
+        raise DataError(
+            f"{TASK}: no eligible rows after {after}. Loan status is read from {status_col} "
+            "alone (the first of qh5, HQH5 in sce_housing, as upstream), so waves that name it "
+            "otherwise, and waves without q6a_lock (before 2023), contribute no rows")
 
 
 def _finance_pair(q1: str | None, q2: str | None) -> str | None:
