@@ -1,4 +1,4 @@
-"""SCE benchmark: the survey build and the six SCE Core tasks, at a tenth of the real size.
+"""SCE benchmark: the survey build, the SCE Core and module tasks, at a tenth of the real size.
 
     .venv/bin/python benchmarks/bench_sce.py --per-month 11
 
@@ -31,7 +31,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 TASKS = ("income_sce_growth", "house_sce_move", "labor_sce_risk", "labor_sce_search",
-         "macro_sce_uncertainty", "macro_sce_revision")  # fmt: skip
+         "macro_sce_uncertainty", "macro_sce_revision",
+         # the module tasks (issue 16): spending, policy, labor market, job search, housing
+         "cons_sce_growth", "cons_sce_shock", "income_sce_policy", "labor_sce_offer",
+         "labor_sce_reswage")  # fmt: skip
 REAL_CORE_ROWS = 200_000  # core respondent-months of the real 2013-2025 files (approximate)
 
 

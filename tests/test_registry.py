@@ -194,9 +194,9 @@ def test_distributions_labels_groups_and_columns(tasks, name):
     for d in task.distributions:
         # one probability column p -> [1-p, p]; otherwise one column per label
         assert len(d.columns) == (1 if len(d.labels) == 2 else len(d.labels))
-        # the official tables publish these probabilities as 0-1 (densities normalised);
-        # house_sce_lockin keeps its 0-100 column
-        assert d.percent is (name == "house_sce_lockin"), f"{name}.{d.name}: percent flag"
+        # the official tables publish these probabilities as 0-1 (densities normalised;
+        # house_sce_lockin divides q6a_lock by 100 before writing its table)
+        assert d.percent is False, f"{name}.{d.name}: percent flag"
     assert task.targets == [c for d in task.distributions for c in d.columns]
 
 

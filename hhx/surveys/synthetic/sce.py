@@ -468,8 +468,11 @@ def _spending(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFram
     raw: dict[str, object] = {"userid": rows["userid"].to_numpy(), "date": (mi // 12) * 100
                               + mi % 12 + 1}
     truth = pd.DataFrame(_keys(rows))
-    raw["qsp1"] = np.where(rng.random(n) < 0.62, 1, 2)
-    qsp2 = np.round(np.abs(rng.normal(6, 5, n)))
+    # spending rose more often, and by more, for employed and higher-income households
+    income = rows["income"].to_numpy().astype(float)
+    employed = rows["employed"].to_numpy()
+    raw["qsp1"] = np.where(rng.random(n) < 0.35 + 0.05 * (income - 6) + 0.3 * employed, 1, 2)
+    qsp2 = np.round(np.abs(rng.normal(2 + 0.8 * (income - 6) + 6 * employed, 2.5, n)))
     qsp2 = np.where(rng.random(n) < 0.01, 300.0, qsp2)  # unbounded: kept as valid
     raw["qsp2"], truth["qsp2__clean"], truth["qsp2__status"] = _inject(
         rng, qsp2, np.ones(n, bool), out_of_range=0.0, bounded=False)
@@ -526,8 +529,10 @@ def _labor(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFrame, 
     has = offers >= 1
     raw["nl2a_1"] = np.where(has, np.round(rng.lognormal(10.7, 0.5, n), -2), np.nan)
     raw["nl2b_1"] = np.where(has, np.where(rng.random(n) < 0.75, 1, 2), np.nan)
-    raw["nl3_1"] = np.where(has, rng.choice([1, 2, 3, 4], size=n, p=[0.42, 0.1, 0.38, 0.1]),
-                            np.nan)
+    # those without a job accept most first offers, the employed reject most
+    accept = np.where(employed, 0.25, 0.85)
+    decision = np.where(rng.random(n) < accept, np.where(rng.random(n) < 0.8, 1, 2), 3)
+    raw["nl3_1"] = np.where(has, np.where(rng.random(n) < 0.1, 4, decision), np.nan)
     for name, base in (("nl4_1", 20.0), ("oo1_1", 18.0), ("oo1_2", 10.0), ("oo2e", 30.0),
                        ("oo2u", 12.0), ("q113", 25.0), ("q115", 40.0), ("q119", 15.0),
                        ("q121", 55.0), ("q122", 35.0)):

@@ -156,11 +156,13 @@ def _as_bool(mask: pd.Series | np.ndarray) -> np.ndarray:
 # Reading and joining
 
 
-def read_sce(ctx: BuildContext, name: str, columns: Iterable[str]) -> pd.DataFrame:
-    """One SCE intermediate's columns (structural ones included); dates parsed."""
+def read_sce(ctx: BuildContext, name: str, columns: Iterable[str],
+             structural: Sequence[str] = STRUCTURAL) -> pd.DataFrame:
+    """One SCE intermediate's columns (structural ones included); dates parsed. Module tables
+    without `tenure` have no panel_month: pass `structural` without it."""
     import pyarrow.parquet as pq
 
-    wanted = list(dict.fromkeys([*STRUCTURAL, *columns]))
+    wanted = list(dict.fromkeys([*structural, *columns]))
     path = ctx.intermediate_dir / f"{name}.parquet"
     if path.is_file():
         have = set(pq.read_schema(path).names)
