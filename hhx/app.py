@@ -36,7 +36,7 @@ def main(cfg: DictConfig) -> float | None:
     except HhxError as exc:
         # A user error: one line naming the file/column/setting and the fix, no traceback.
         print(f"hhx: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(exc.exit_code) from None
 
 
 if __name__ == "__main__":
