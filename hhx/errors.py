@@ -7,6 +7,7 @@ class HhxError(Exception):
     """An error caused by input or configuration; printed as one line, without a traceback."""
 
     exit_code = 2
+    exit_now = False  # True: the app exits without interpreter teardown (Ctrl-C)
 
 
 class ConfigError(HhxError):
@@ -25,3 +26,4 @@ class Interrupted(HhxError):
     """The user pressed Ctrl-C: what is kept and how to resume, in one line."""
 
     exit_code = 130
+    exit_now = True

@@ -11,7 +11,8 @@
   when the request's max_tokens is below N. `[[answer:TEXT]]` sets the reply text.
   `llamacpp_schema=True` answers OpenAI-style `json_schema` response formats as llama.cpp's
   server does (HTTP 500, its validation message). `fault_rate=p` fails a share p of all
-  attempts at random (500s, 429s and hangs), seeded. It logs every request server-side: the
+  attempts at random (500s, 429s and hangs), seeded; `fail_seeds` fails every request with one of
+  those seeds (draws that never come back). It logs every request server-side: the
   request id (a hash of model, messages, seed, n and sampling settings), the attempt number and
   the status, so tests can count what was really sent, independently of the code under test.
   With `upstream=URL` it forwards requests to another server (pass-through proxy with a log).
@@ -121,6 +122,7 @@ class FaultServer:
         llamacpp_schema: bool = False,
         fault_rate: float = 0.0,
         seed: int = 0,
+        fail_seeds: frozenset[int] = frozenset(),
     ) -> None:
         self.latency_s = latency_s
         self.default_answer = default_answer
@@ -131,6 +133,7 @@ class FaultServer:
         self.answer_fn = answer_fn  # request body -> reply text (overrides default_answer)
         self.llamacpp_schema = llamacpp_schema
         self.fault_rate = fault_rate
+        self.fail_seeds = fail_seeds  # requests with these seeds always fail (HTTP 500)
         self._rng = __import__("random").Random(seed)
         self.log: list[dict[str, Any]] = []
         self._attempts: dict[str, int] = {}
@@ -214,6 +217,8 @@ class FaultServer:
                         roll = server._rng.random()
                         kind = server._rng.choice(["500", "500", "429", "hang"])
                     fault = kind if roll < server.fault_rate else None
+                if body.get("seed") in server.fail_seeds:
+                    fault = "500"
                 fmt = body.get("response_format") or {}
                 if server.llamacpp_schema and fmt.get("type") == "json_schema":
                     fault = "schema"
@@ -237,7 +242,8 @@ class FaultServer:
                     time.sleep(server.latency_s)
                 status = self._respond(body, fault, user)
                 with server._lock:
-                    entry["status"] = status
+                    # A hung request is answered after the client gave up: not an answer it got.
+                    entry["status"] = f"late-{status}" if fault == "hang" else status
 
             def _respond(self, body: dict[str, Any], fault: str | None, user: str) -> int:
                 model = str(body.get("model"))
@@ -349,12 +355,14 @@ def wait_ready(url: str, timeout_s: float = 60.0, proc: subprocess.Popen | None 
     raise RuntimeError(f"server at {url} not ready after {timeout_s} s")
 
 
-def start_llama_server(model_path: Path, alias: str = "smollm2") -> tuple[subprocess.Popen, str]:
+def start_llama_server(
+    model_path: Path, alias: str = "smollm2", n_ctx: int = 2048
+) -> tuple[subprocess.Popen, str]:
     """llama-cpp-python's server on a free loopback port; returns (process, api_base)."""
     port = free_port()
     cmd = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--model_alias", alias,
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -427,6 +435,19 @@ def examples_frame(users: list[str], system: str = "You are an American person a
             "naive_baseline": ['["unemployed"]'] * n,
         }
     )
+
+
+def write_eval_sample(root: Path, users: list[str], task: str = "labor_cps_jobfind",
+                      split: str = "pre_cutoff") -> Path:
+    """An official eval-sample layout (`{root}/{split}/{task}.jsonl`) holding these prompts, for
+    `python -m hhx data=official data.layout=eval_sample data.root=<root>` without a build."""
+    frame = examples_frame(users)
+    path = Path(root) / split / f"{task}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = ["id", "time", "release_date", "system", "user", "assistant", "naive_baseline"]
+    path.write_text("".join(json.dumps({k: str(r[k]) for k in keys}) + "\n"
+                            for r in frame.to_dict("records")))
+    return Path(root)
 
 
 def api_model(url: str, model_id: str = "openai/fault-model", **fields: Any) -> dict[str, Any]:

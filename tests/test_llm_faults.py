@@ -262,3 +262,27 @@ def test_a_killed_run_resumes_with_only_the_missing_requests(tmp_path):
     assert len({e["rid"] for e in after} & before_ok) == len(before_ok) - cached
     assert all(r.details["status"] == "ok" for r in rows)
     assert predictor.run_metrics()["llm/cache_hits"] == cached
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [0.2, 0.5])
+def test_random_faults_with_hangs_lose_nothing_and_repeat_no_success(tmp_path, rate):
+    """A share of all attempts fails at random (HTTP 500, 429, hangs past the timeout)."""
+    users = [jobfind_prompt(i) for i in range(24)]
+    with FaultServer(fault_rate=rate, seed=int(rate * 100), retry_after="0", hang_s=1.5) as srv:
+        cfg = make_cfg(api_model(srv.url, timeout_s=1.0, max_retries=6, max_concurrency=4),
+                       tmp_path)
+        predictor, rows = _predict(cfg, users)
+        first = srv.snapshot()
+        ok = [r for r in rows if r.details["status"] == "ok"]
+        assert len(ok) >= 22  # a call fails only after 7 faults in a row
+        assert all(r.prediction == '["unemployed"]' for r in ok)
+        assert all(n == 1 for n in srv.successes().values())  # no answered request sent again
+        metrics = predictor.run_metrics()
+        assert metrics["llm/requests_sent"] == len(first)
+        assert metrics["llm/responses_ok"] == len(srv.successes()) == len(ok)
+        # A rerun asks only for what failed.
+        _, again = _predict(cfg, users)
+        assert {e["user"] for e in srv.snapshot()[len(first):]} <= {
+            users[i] for i, r in enumerate(rows) if r.details["status"] != "ok"}
+        assert all(n == 1 for n in srv.successes().values())

@@ -127,3 +127,60 @@ def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
     rows2 = rerun.predict(TASK, examples_frame(USERS))
     assert len(calls) == 6  # no model call on the rerun
     assert [r.prediction for r in rows2] == [r.prediction for r in rows]
+
+
+def test_the_cpu_defaults_answer_in_format_within_the_budget(tmp_path):
+    """model=smollm2_135m as the README runs it: decoding under the answer schema, the task's
+    answer budget (54 tokens for one label), no setting given."""
+    cfg = make_cfg("smollm2_135m", tmp_path, decoding="provider_default")
+    predictor = make_predictor(cfg).fit(TASK)
+    rows = predictor.predict(TASK, examples_frame(USERS))
+    for row in rows:
+        (draw,) = row.details["draws"]
+        assert draw["max_tokens"] == 54 and draw["finish_reason"] == "stop"
+        assert draw["valid"] and json.loads(row.prediction)[0] in LABELS
+    assert predictor.run_metrics()["llm/completion_tokens"] <= 3 * 54
+
+
+def test_ctrl_c_during_a_generation_exits_within_two_seconds(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from conftest import REPO
+    from llm_servers import write_eval_sample
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_llm_cpu import prompt  # prompts of realistic length: a long prompt evaluation
+
+    write_eval_sample(tmp_path / "sample", [prompt(i) for i in range(6)])
+    cmd = [sys.executable, "-m", "hhx", "model=smollm2_135m", "data=official",
+           f"data.root={tmp_path / 'sample'}", "data.layout=eval_sample", "data.split=pre_cutoff",
+           "data.max_examples=null", f"paths.cache_dir={tmp_path / 'cache'}", "tracking=none",
+           f"hydra.run.dir={tmp_path}/run"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = threading.Event()
+    out: list[str] = []
+
+    def read() -> None:
+        for line in proc.stdout:
+            out.append(line)
+            if "requests to send" in line:
+                started.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert started.wait(600), "".join(out)[-2000:]
+    time.sleep(1.0)  # the first prompt is being evaluated
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    took = time.monotonic() - sent
+    assert took < 2.0, (took, err[-1500:])
+    assert proc.returncode == 130 and "hhx: error: interrupted" in err, err[-2000:]
+    assert "run the same command again to resume" in err

@@ -183,9 +183,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
     gold = examples[RECORD_KEYS].to_dict("records")
 
-    predictor = make_predictor(cfg)
     t0 = time.perf_counter()
+    predictor = None
     try:
+        predictor = make_predictor(cfg)
         predictor.fit(bench)
         fit_s = time.perf_counter() - t0
         rows = predictor.predict(bench, examples)

@@ -96,12 +96,12 @@ class ResponseCache:
         self,
         path: str | Path,
         busy_timeout_s: float = 60.0,
-        reserve_bytes: int = RESERVE_BYTES,
+        reserve_bytes: int | None = None,
         lease_s: float = LEASE_S,
     ) -> None:
         self.path = Path(path)
         self.reserve_path = self.path.with_name(self.path.name + ".reserve")
-        self.reserve_bytes = reserve_bytes
+        self.reserve_bytes = RESERVE_BYTES if reserve_bytes is None else reserve_bytes
         self.lease_s = lease_s
         self.host = socket.gethostname()
         self.pid = os.getpid()

@@ -270,10 +270,11 @@ class Engine:
         if exc.kind not in RETRYABLE:
             return outcome  # an item's own failure (context too long, filtered): not the endpoint
         self._fail_streak += 1
-        limit = (FIRST_FAILURES_STOP if self.stats.responses_ok == 0
-                 else max(8, 2 * s.max_concurrency))
+        # Nothing answered, now or before (no cached answer either): the endpoint is broken.
+        never = self.stats.responses_ok == 0 and self.stats.cache_hits == 0
+        limit = FIRST_FAILURES_STOP if never else max(8, 2 * s.max_concurrency)
         if self._fail_streak >= limit:
-            what = ("no request has succeeded" if self.stats.responses_ok == 0
+            what = ("no request has succeeded" if never
                     else f"{self._fail_streak} requests in a row failed")
             raise PredictorError(
                 f"model={s.name}: {what} at {self.transport.endpoint} after {attempts} attempts "

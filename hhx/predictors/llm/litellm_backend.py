@@ -140,6 +140,10 @@ def translate_error(
     ex = litellm.exceptions
     if _caused_by_dns(exc):
         return TransportError("dns_error", f"the host name does not resolve ({message})")
+    if status in (401, 403, 404, 429):
+        # The status decides: litellm picks its exception class from the message text too (a
+        # 401 whose text does not mention a key becomes a BadRequestError).
+        return TransportError(kind_for_status(status), message, retry_after, status=status)
     if isinstance(exc, ex.Timeout):
         kind = "timeout"
     elif isinstance(exc, ex.RateLimitError):

@@ -32,8 +32,12 @@ def duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def logging_configured() -> bool:
+    return logging.getLogger().hasHandlers()
+
+
 def _emit(line: str) -> None:
-    if logging.getLogger().hasHandlers() or log.handlers:
+    if logging_configured():
         log.info(line)
     else:
         print(line, file=sys.stderr, flush=True)
