@@ -11,7 +11,9 @@ in the same run, per mode:
   `n`) through hhx's litellm backend (`model=llamacpp_server`) vs bare HTTP POSTs to it.
 Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
 valid-draw rate, and examples with a valid K-draw answer. Model loading and imports are outside
-the timings; every hhx run starts from an empty cache. Temporary folders are removed at the end.
+the timings; hhx starts from an empty cache. The two sides take turns prompt by prompt (ABBA), so
+a drifting machine load weighs on both alike; before each turn on the server its prompt cache is
+evicted (neither side inherits the other's prompt). Temporary folders are removed at the end.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ SYSTEM = ("You are an American person answering questions about your work, job s
           "labor-force situation.")
 SAMPLING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20}
 SEED = 42
+# Both sides answer this first, untimed: first-call costs (buffers, page faults, connections)
+# are not what is compared.
+WARM_UP = "Reply with the JSON array [\"employed\"]."
 STATES = ["Ohio", "Texas", "Maine", "Oregon", "Georgia", "Nevada", "Iowa", "Utah"]
 
 
@@ -89,18 +94,63 @@ def hhx_cfg(model: str, cache: Path, k: int, **overrides):
     return cfg
 
 
-def run_hhx(cfg, users: list[str]) -> dict:
-    task = types.SimpleNamespace(spec=load_task(TASK))
-    predictor = make_predictor(cfg).fit(task)  # loads the model / imports litellm: not timed
-    started = time.perf_counter()
-    rows = predictor.predict(task, examples_frame(users, system=SYSTEM))
-    wall = time.perf_counter() - started
-    m = predictor.run_metrics()
-    predictor.close()
-    assert m.get("llm/cache_hits", 0) == 0 and m.get("llm/errors", 0) == 0, m
-    return {"wall": wall, "tokens": m["llm/completion_tokens"], "valid": m["llm/draw_valid_rate"],
-            "answered": sum(isinstance(r.prediction, list) for r in rows),
-            "requests": m["llm/requests_sent"]}
+class HhxRunner:
+    """hhx's predictor, loaded once (model / litellm import not timed), answering one prompt's
+    K draws per call; every run starts from an empty cache."""
+
+    def __init__(self, cfg) -> None:
+        self.task = types.SimpleNamespace(spec=load_task(TASK))
+        self.predictor = make_predictor(cfg).fit(self.task)
+        self.wall = 0.0
+        self.answered = 0
+        self.predictor.predict(self.task, examples_frame([WARM_UP], system=SYSTEM))  # untimed
+        self.base = self.predictor.run_metrics()
+
+    def __call__(self, user: str) -> None:
+        started = time.perf_counter()
+        (row,) = self.predictor.predict(self.task, examples_frame([user], system=SYSTEM))
+        self.wall += time.perf_counter() - started
+        self.answered += isinstance(row.prediction, list)
+
+    def result(self) -> dict:
+        m = self.predictor.run_metrics()
+        self.predictor.close()
+        assert m.get("llm/cache_hits", 0) == 0 and m.get("llm/errors", 0) == 0, m
+
+        def since(key: str) -> float:
+            return m[key] - self.base.get(key, 0.0)
+
+        draws = since("llm/draws")
+        valid = (m["llm/draw_valid_rate"] * m["llm/draws"]
+                 - self.base["llm/draw_valid_rate"] * self.base["llm/draws"])
+        return {"wall": self.wall, "tokens": since("llm/completion_tokens"),
+                "valid": valid / draws, "answered": self.answered,
+                "requests": since("llm/requests_sent")}
+
+
+class BareRunner:
+    """The same K requests per prompt, made directly: `complete(body) -> response dict`."""
+
+    def __init__(self, complete, k: int, budget: int, schema: dict, spec) -> None:
+        self.complete, self.k, self.budget, self.schema, self.spec = complete, k, budget, schema, spec
+        self.wall, self.tokens, self.valid, self.answered, self.requests = 0.0, 0, 0, 0, 0
+        for body in bare_requests([WARM_UP], k, budget, schema):  # untimed, as hhx's
+            complete(body)
+
+    def __call__(self, user: str) -> None:
+        started = time.perf_counter()
+        out = [self.complete(body) for body in bare_requests([user], self.k, self.budget,
+                                                              self.schema)]
+        self.wall += time.perf_counter() - started
+        valid = [parse_answer(self.spec, r["choices"][0]["message"]["content"]).valid for r in out]
+        self.tokens += sum(r["usage"]["completion_tokens"] for r in out)
+        self.valid += sum(valid)
+        self.answered += any(valid)
+        self.requests += len(out)
+
+    def result(self) -> dict:
+        return {"wall": self.wall, "tokens": self.tokens, "valid": self.valid / self.requests,
+                "answered": self.answered, "requests": self.requests}
 
 
 def bare_requests(users: list[str], k: int, budget: int, schema: dict) -> list[dict]:
@@ -114,26 +164,6 @@ def bare_requests(users: list[str], k: int, budget: int, schema: dict) -> list[d
     return out
 
 
-def summarise(results: list[tuple[str, dict]], k: int, n_prompts: int, spec) -> dict:
-    texts = [r["choices"][0]["message"]["content"] for _, r in results]
-    valid = [parse_answer(spec, t).valid for t in texts]
-    per_prompt = [any(valid[i * k:(i + 1) * k]) for i in range(n_prompts)]
-    return {"tokens": sum(r["usage"]["completion_tokens"] for _, r in results),
-            "valid": sum(valid) / len(valid), "answered": sum(per_prompt),
-            "requests": len(results)}
-
-
-def run_bare_inproc(model_path: Path, requests: list[dict], k: int, n: int, spec) -> dict:
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(model_path), n_ctx=4096, verbose=False)
-    started = time.perf_counter()
-    results = [("", llm.create_chat_completion(**r)) for r in requests]
-    wall = time.perf_counter() - started
-    del llm
-    return {"wall": wall, **summarise(results, k, n, spec)}
-
-
 def post(url: str, body: dict) -> dict:
     req = urllib.request.Request(f"{url}/chat/completions",
                                  data=json.dumps({"model": "smollm2", **body}).encode(),
@@ -143,16 +173,19 @@ def post(url: str, body: dict) -> dict:
 
 
 def flush(url: str) -> None:
-    """Evict the server's prompt cache (it keeps the last prompt): neither run inherits it."""
+    """Evict the server's prompt cache (it keeps the last prompt): no run inherits another's."""
     post(url, {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 1})
 
 
-def run_bare_server(url: str, requests: list[dict], k: int, n: int, spec) -> dict:
-    flush(url)
-    started = time.perf_counter()
-    results = [("", post(url, r)) for r in requests]
-    wall = time.perf_counter() - started
-    return {"wall": wall, **summarise(results, k, n, spec)}
+def alternate(users: list[str], bare, mine, before=None) -> tuple[dict, dict]:
+    """Prompt by prompt, bare and hhx in turns (ABBA), so a machine whose load drifts during the
+    run weighs on both alike."""
+    for i, user in enumerate(users):
+        for runner in ((bare, mine) if i % 2 == 0 else (mine, bare)):
+            if before is not None:
+                before()
+            runner(user)
+    return bare.result(), mine.result()
 
 
 def row(mode: str, who: str, res: dict, n: int, ref: dict | None) -> str:
@@ -174,7 +207,6 @@ def main() -> None:
     spec = answer_spec(load_task(TASK))
     budget, schema = answer_tokens(spec), answer_schema(load_task(TASK))
     users = [prompt(i) for i in range(args.prompts)]
-    requests = bare_requests(users, args.k, budget, schema)
     n, k = args.prompts, args.k
     modes = args.modes.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="hhx-bench-llm-"))
@@ -182,16 +214,22 @@ def main() -> None:
     server = None
     try:
         if "inproc" in modes:
-            bare = run_bare_inproc(model_path, requests, k, n, spec)
-            mine = run_hhx(hhx_cfg("smollm2_135m", tmp / "c1", k), users)
-            lines += [row("in-process", "bare", bare, n, None), row("", "hhx", mine, n, bare)]
+            from llama_cpp import Llama
+
+            llm = Llama(model_path=str(model_path), n_ctx=4096, verbose=False)
+            bare = BareRunner(lambda body: llm.create_chat_completion(**body), k, budget, schema,
+                              spec)
+            mine = HhxRunner(hhx_cfg("smollm2_135m", tmp / "c1", k))
+            b, m = alternate(users, bare, mine)
+            lines += [row("in-process", "bare", b, n, None), row("", "hhx", m, n, b)]
+            del llm
         if "server" in modes:
             server, url = start_llama_server(model_path, alias="smollm2", n_ctx=4096)
-            bare = run_bare_server(url, requests, k, n, spec)
-            flush(url)
-            mine = run_hhx(hhx_cfg("llamacpp_server", tmp / "c2", k,
-                                   **{"model.name": "smollm2", "model.api_base": url}), users)
-            lines += [row("server", "bare", bare, n, None), row("", "hhx", mine, n, bare)]
+            bare = BareRunner(lambda body: post(url, body), k, budget, schema, spec)
+            mine = HhxRunner(hhx_cfg("llamacpp_server", tmp / "c2", k,
+                                     **{"model.name": "smollm2", "model.api_base": url}))
+            b, m = alternate(users, bare, mine, before=lambda: flush(url))
+            lines += [row("server", "bare", b, n, None), row("", "hhx", m, n, b)]
     finally:
         if server is not None:
             server.terminate()

@@ -67,7 +67,16 @@ def test_low_coverage_fails_the_run_and_the_leaderboard_keeps_the_finished_one(t
     assert "min_coverage" in found["tags.hhx.failure_reason"].iloc[1]
     assert list(found["params.decoding.max_tokens"]) == ["auto", "auto"]
 
-    # The failed run is the latest, yet the finished one stands for the cell; a note says why.
+    # An endpoint where every request fails: the run stops early, is recorded FAILED too.
+    with FaultServer(fail_seeds=frozenset({42})) as dead:
+        stopped = _run(tmp_path, dead.url, f"paths.cache_dir={tmp_path / 'cache2'}")
+        assert len({e["rid"] for e in dead.snapshot()}) == 3  # three calls, not four
+    assert stopped.returncode == 2 and "no request has succeeded" in stopped.stderr
+    found = mlflow.search_runs(experiment_names=["hhx"]).sort_values("start_time")
+    assert list(found["status"]) == ["FINISHED", "FAILED", "FAILED"]
+    assert "no request has succeeded" in found["tags.hhx.failure_reason"].iloc[2]
+
+    # The failed runs are the latest, yet the finished one stands for the cell; notes say why.
     for records, notes in (collect_mlflow(f"sqlite:///{tmp_path}/mlflow.db", "hhx"),
                            (collect_runs_dir(tmp_path / "runs"), [])):
         selection = select_runs(records, include_synthetic=True)

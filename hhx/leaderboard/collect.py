@@ -168,15 +168,21 @@ def collect_runs_dir(runs_dir: str | os.PathLike[str]) -> list[RunRecord]:
                 raise DataError(f"{result_path}: invalid JSON ({exc.msg})") from None
         logged = info.get("metrics") or {}
         metrics = {str(k): float(v) for k, v in logged.items() if v is not None}
+        status = str(info.get("status") or "FINISHED").upper()
+        details_path = run_dir / "details" / f"{task}.parquet"
+        if status != "FINISHED" and not details_path.is_file():
+            details = pd.DataFrame(columns=list(DETAIL_COLUMNS))  # stopped before any answer
+        else:
+            details = read_details(details_path, str(info_path))
         records.append(
             RunRecord(
                 tags=tags,
                 metrics=metrics,
-                details=read_details(run_dir / "details" / f"{task}.parquet", str(info_path)),
+                details=details,
                 source=str(info_path),
                 start_time=_start_time(info, info_path),
                 result=result,
-                status=str(info.get("status") or "FINISHED").upper(),
+                status=status,
                 failure_reason=info.get("failure_reason"),
             )
         )

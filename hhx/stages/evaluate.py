@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hhx.bench.layout import BenchTask
 from hhx.config import TargetType, TaskConfig
-from hhx.errors import HhxError, Interrupted
+from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.base import PredictionRow, make_predictor
 from hhx.scoring import error_code, score_task
@@ -170,6 +170,51 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="—")
 
 
+def record_run(
+    cfg: DictConfig,
+    task: TaskConfig,
+    bench: BenchTask,
+    out: Path,
+    started_at: float,
+    metrics: dict[str, Any],
+    failure: str | None,
+) -> str | None:
+    """Write run_info.json and log the MLflow run: FINISHED, or FAILED with `failure` (tag
+    hhx.failure_reason). Returns the MLflow run id."""
+    status = "FAILED" if failure else "FINISHED"
+    synthetic = is_synthetic(cfg) or bench.synthetic
+    model_name = str(cfg.model.name)
+    tags = {
+        "hhx.stage": "evaluate",
+        "hhx.task": task.name,
+        "hhx.model": model_name,
+        "hhx.backend": enum_value(cfg.model.backend),
+        "hhx.mode": enum_value(task.mode),
+        "hhx.target_type": enum_value(task.target_type),
+        "hhx.data_source": source_of(cfg).value,
+        "hhx.synthetic": "true" if synthetic else "false",
+        "hhx.split": str(cfg.data.split),
+        "hhx.model_cutoff": str(cfg.model.cutoff or ""),
+        "hhx.status": status.lower(),
+    }
+    if failure:
+        tags["hhx.failure_reason"] = failure
+    write_json_atomic(out / "run_info.json", {
+        "tags": tags, "start_time": started_at, "status": status, "failure_reason": failure,
+        "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
+    if not (out / "config" / "resolved.yaml").exists():
+        write_text_atomic(out / "config" / "resolved.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    return log_run(
+        cfg.tracking,
+        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
+        params=flatten_config(cfg),
+        tags=tags,
+        metrics=metrics,
+        artifact_dir=out,
+        status=status,
+    )
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
     model_name = str(cfg.model.name)
@@ -196,6 +241,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             f"interrupted during task {task.name} before its answers were scored; answers "
             "already received are cached: run the same command again to resume"
         ) from None
+    except PredictorError as exc:
+        # The run stopped (a refused key, an endpoint that never answers, a full disk...): it is
+        # recorded FAILED with the reason, so the attempt is on file and never ranked.
+        if not isinstance(exc, Interrupted):
+            metrics = predictor.run_metrics() if predictor is not None else {}
+            try:
+                record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc))
+            except Exception as log_exc:  # e.g. the same full disk: the stop message matters more
+                log.warning("could not record the failed run: %s", log_exc)
+        raise
     finally:
         close = getattr(predictor, "close", None)  # LLM backends hold a cache and an engine
         if close is not None:
@@ -233,35 +288,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     failure = coverage_failure(result, metrics, min_coverage)
     if failure and failure_causes(metrics):
         failure += f" (failed requests: {failure_causes(metrics)})"
-    status = "FAILED" if failure else "FINISHED"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    tags = {
-        "hhx.stage": "evaluate",
-        "hhx.task": task.name,
-        "hhx.model": model_name,
-        "hhx.backend": backend,
-        "hhx.mode": enum_value(task.mode),
-        "hhx.target_type": enum_value(task.target_type),
-        "hhx.data_source": source_of(cfg).value,
-        "hhx.synthetic": "true" if synthetic else "false",
-        "hhx.split": str(cfg.data.split),
-        "hhx.model_cutoff": str(cfg.model.cutoff or ""),
-        "hhx.status": status.lower(),
-    }
-    if failure:
-        tags["hhx.failure_reason"] = failure
-    write_json_atomic(out / "run_info.json", {
-        "tags": tags, "start_time": started_at, "status": status, "failure_reason": failure,
-        "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
-    run_id = log_run(
-        cfg.tracking,
-        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
-        params=flatten_config(cfg),
-        tags=tags,
-        metrics=metrics,
-        artifact_dir=out,
-        status=status,
-    )
+    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure)
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
     print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")

@@ -194,6 +194,9 @@ class Engine:
             else:
                 jobs.append(_Job(call))
         self._total, self._answered = len(unique), len(hits)
+        reset = getattr(self.transport, "reset", None)
+        if reset is not None:
+            reset()  # an earlier interrupted run left the transport aborted
         if jobs:
             if self.transport.batch:
                 self._run_batches(jobs, outcomes)
@@ -479,6 +482,9 @@ class Engine:
                   if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
         if errors:
             raise errors[0]
+        if isinstance(ctl.error, StorageFull) and self.stats.responses_unsaved:
+            raise StorageFull(f"{ctl.error}; {self.stats.responses_unsaved} answers received "
+                              "could not be stored", saved=False)
         if ctl.error is not None:
             raise ctl.error
         if ctl.interrupts:

@@ -138,8 +138,12 @@ class LlamaCppTransport:
         self._lock = threading.Lock()
 
     def abort(self) -> None:
-        """Stop the generation in progress (and any later one) at its next step."""
+        """Stop the generation in progress (and any later one, until `reset`) at its next step."""
         self._abort.set()
+
+    def reset(self) -> None:
+        """Accept generations again (a new run after an interrupted one)."""
+        self._abort.clear()
 
     def identity(self) -> dict[str, Any]:
         return {"gguf": self._fingerprint, "lora": self._lora}
