@@ -122,7 +122,7 @@ class FaultServer:
         llamacpp_schema: bool = False,
         fault_rate: float = 0.0,
         seed: int = 0,
-        fail_seeds: frozenset[int] = frozenset(),
+        fail_seeds: frozenset[int | None] = frozenset(),
     ) -> None:
         self.latency_s = latency_s
         self.default_answer = default_answer
@@ -133,7 +133,7 @@ class FaultServer:
         self.answer_fn = answer_fn  # request body -> reply text (overrides default_answer)
         self.llamacpp_schema = llamacpp_schema
         self.fault_rate = fault_rate
-        self.fail_seeds = fail_seeds  # requests with these seeds always fail (HTTP 500)
+        self.fail_seeds = fail_seeds  # requests with these seeds (None: no seed) always fail (500)
         self._rng = __import__("random").Random(seed)
         self.log: list[dict[str, Any]] = []
         self._attempts: dict[str, int] = {}

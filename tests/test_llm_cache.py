@@ -173,7 +173,7 @@ def _go_when_ready(procs, flags, timeout_s=900):
     (flags / "go").touch()
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # subprocesses
 def test_parallel_identical_jobs_pay_each_request_once(tmp_path):
     n = 12
     with FaultServer(latency_s=0.4) as srv:
@@ -192,7 +192,7 @@ def test_parallel_identical_jobs_pay_each_request_once(tmp_path):
     assert all(o["predictions"] == ['["unemployed"]'] * n for o in outs)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # subprocesses
 def test_a_killed_owners_claims_are_taken_over_at_once(tmp_path):
     import signal
     import time
@@ -288,7 +288,7 @@ def _mount_tmpfs_cmd(target) -> list[str] | None:
             "sh"]
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # subprocesses
 def test_a_full_disk_stops_the_run_and_loses_no_paid_answer(tmp_path):
     """A real small file system (tmpfs, 2 MiB) under the cache fills up mid-run."""
     small = tmp_path / "small"

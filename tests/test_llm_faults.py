@@ -7,6 +7,7 @@ resumes with only the missing requests, keys never leak, the budget is never exc
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -25,7 +26,9 @@ from llm_servers import FaultServer, api_model, examples_frame, jobfind_prompt, 
 
 from hhx.errors import PredictorError
 from hhx.predictors.base import make_predictor
+from hhx.predictors.llm import engine as engine_module
 from hhx.predictors.llm.cache import CACHE_FILE
+from hhx.predictors.llm.transport import RateLimiter
 from hhx.tasks.registry import load_task
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
@@ -208,12 +211,45 @@ def test_all_invalid_draws_give_the_first_raw_text(tmp_path):
     assert rows[0].details["n_valid"] == 0 and rows[0].details["n_answered"] == 2
 
 
-def test_requests_per_minute_spaces_requests(tmp_path):
+def test_rate_limiter_schedule_spaces_starts_evenly():
+    # A frozen clock: every caller arrives "at once"; the waits must still be 0, 0.1, 0.2, ...
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def five_at_once() -> None:
+        limiter = RateLimiter(600, clock=lambda: 100.0, sleep=fake_sleep)
+        await asyncio.gather(*(limiter.wait() for _ in range(5)))
+
+    asyncio.run(five_at_once())
+    assert sorted(waits) == pytest.approx([0.1, 0.2, 0.3, 0.4])  # the first starts at once
+    # No limit: nobody waits.
+    waits.clear()
+    asyncio.run(RateLimiter(None, clock=lambda: 100.0, sleep=fake_sleep).wait())
+    assert waits == []
+
+
+def test_requests_per_minute_gates_every_request_the_server_sees(tmp_path, monkeypatch):
+    # The engine's limiter runs on a recording clock: each request start gets a scheduled slot,
+    # and the slots are one interval apart however loaded the machine is.
+    slots: list[float] = []
+
+    class Recording(RateLimiter):
+        def __init__(self, per_minute):
+            super().__init__(per_minute, clock=lambda: 0.0, sleep=self._record)
+
+        async def _record(self, seconds: float) -> None:
+            slots.append(seconds)
+
+    monkeypatch.setattr(engine_module, "RateLimiter", Recording)
     with FaultServer() as srv:
         cfg = make_cfg(api_model(srv.url, requests_per_minute=600, max_concurrency=8), tmp_path)
-        _predict(cfg, [jobfind_prompt(i) for i in range(5)])
-        times = sorted(e["t"] for e in srv.snapshot())
-    assert times[-1] - times[0] >= 0.35  # 5 starts at >= 0.1 s spacing
+        _, rows = _predict(cfg, [jobfind_prompt(i) for i in range(5)])
+        completions = srv.snapshot()  # the server logs every chat request it receives
+    assert all(r.prediction is not None for r in rows)
+    assert len(slots) == len(completions) - 1 == 4  # every request but the first waited its turn
+    assert sorted(slots) == pytest.approx([0.1, 0.2, 0.3, 0.4])
 
 
 _KILLED_RUN = textwrap.dedent(
@@ -230,7 +266,7 @@ _KILLED_RUN = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
+@pytest.mark.heavy  # a subprocess, killed and rerun
 def test_a_killed_run_resumes_with_only_the_missing_requests(tmp_path):
     with FaultServer(latency_s=0.2) as srv:
         env = {**os.environ, "PYTHONPATH": str(REPO)}

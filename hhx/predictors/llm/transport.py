@@ -15,6 +15,7 @@ import random
 import re
 import time
 from dataclasses import asdict, dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 RETRYABLE = frozenset(
@@ -187,19 +188,29 @@ def backoff_delay(
 
 
 class RateLimiter:
-    """At most `per_minute` request starts per minute, evenly spaced (None = no limit)."""
+    """At most `per_minute` request starts per minute, evenly spaced (None = no limit).
 
-    def __init__(self, per_minute: int | None) -> None:
+    `clock` and `sleep` are injectable so the schedule can be checked without real time.
+    """
+
+    def __init__(
+        self,
+        per_minute: int | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.interval = 60.0 / per_minute if per_minute else 0.0
         self._next = 0.0
         self._lock = asyncio.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     async def wait(self) -> None:
         if not self.interval:
             return
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self.interval
         if start > now:
-            await asyncio.sleep(start - now)
+            await self._sleep(start - now)
