@@ -8,7 +8,14 @@ import json
 import types
 
 import pytest
-from llm_servers import FaultServer, api_model, examples_frame, jobfind_prompt, make_cfg, smollm2_path
+from llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+    smollm2_path,
+)
 from omegaconf import OmegaConf
 
 from hhx.errors import ConfigError

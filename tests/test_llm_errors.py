@@ -118,8 +118,8 @@ def test_a_dns_failure_during_a_request_is_fatal_not_a_server_error(tmp_path):
 
 def test_a_key_the_endpoint_refuses_is_caught_by_the_free_probe(tmp_path):
     """An endpoint whose model list needs a key refuses it before any chat request is sent."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     chats = []
 

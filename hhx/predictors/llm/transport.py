@@ -14,8 +14,8 @@ import email.utils
 import random
 import re
 import time
-from dataclasses import asdict, dataclass, field
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 RETRYABLE = frozenset(
