@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -14,13 +16,65 @@ import pandas as pd
 
 from hhx.errors import DataError
 
+# Temporary files and folders carry the writing process's id, so the next run can tell the
+# leftovers of a killed process (removed) from those of one still running (kept).
+_TMP = re.compile(r"^\..*?hhx-(\d+)-[^/]*\.tmp$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_temp_name(name: str) -> bool:
+    """A temporary file or folder of hhx's (atomic writes, scratch folders)."""
+    return _TMP.match(name) is not None
+
+
+def sweep_stale_temps(folders: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Remove temporary files and folders left under `folders` by processes that no longer run
+    (a killed build); returns what was removed."""
+    removed = []
+    for folder in folders:
+        root = Path(folder)
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob(".*hhx-*.tmp")):
+            m = _TMP.match(path.name)
+            if not m or _pid_alive(int(m.group(1))):
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+@contextlib.contextmanager
+def temp_dir(parent: str | os.PathLike[str], prefix: str = "") -> Iterator[Path]:
+    """A scratch folder inside `parent` (same file system as the outputs), removed afterwards
+    and swept by `sweep_stale_temps` if the process is killed."""
+    Path(parent).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{prefix}hhx-{os.getpid()}-", suffix=".tmp", dir=parent))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.hhx-{os.getpid()}-", suffix=".tmp",
+                               dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:

@@ -192,7 +192,7 @@ def test_attach_without_cpi_groups_names_the_fix(real_fred):
     macro = build_macro_context(real_fred)
     assert not set(CATEGORY_CPI_MACRO_COLUMNS) & set(macro.columns)
     df = pd.DataFrame({"id": ["a"]})
-    with pytest.raises(DataError, match="cpi_fred"):
+    with pytest.raises(DataError, match="survey=fred_qd"):
         attach_macro_context(df, pd.Series([qi(2019, 1)]), macro, CATEGORY_CPI_MACRO_COLUMNS)
 
 
@@ -252,15 +252,27 @@ def test_synthetic_cpi_reads_back(tmp_path):
     assert cpi.loc[cpi["date"] < "1993-01-01", "cpi_recreation"].isna().all()
 
 
+def _cpi_groups(raw: Path, out: Path, **span: str) -> Path:
+    """The cpi source's intermediate, which the macro context joins (spec 3.1)."""
+    from hhx.surveys.cpi import build as build_cpi
+
+    write_synthetic_cpi_fred(raw / "cpi", seed=1, **span)
+    report = build_cpi(SurveyConfig(name="cpi", raw={"cpi": "cpi"}), raw, out)
+    return Path(report.outputs["cpi_major_groups"])
+
+
 def test_build_writes_parquet_and_report(tmp_path):
     raw = tmp_path / "raw"
     write_synthetic_fred_qd(raw / "macro" / "q.csv", seed=1, end="2020Q4")
-    write_synthetic_cpi_fred(raw / "cpi", seed=1, end="2020-12")
-    survey = SurveyConfig(name="fred_qd", raw={"fred_qd": "macro/q.csv", "cpi_fred": "cpi"})
+    survey = SurveyConfig(name="fred_qd", raw={"fred_qd": "macro/q.csv"})
+    with pytest.raises(DataError, match="survey=cpi"):  # the CPI groups come first
+        build(survey, raw, tmp_path / "out")
+    cpi = _cpi_groups(raw, tmp_path / "out", end="2020-12")
     report = build(survey, raw, tmp_path / "out")
     out = pd.read_parquet(report.outputs["householdbench_macro_context"])
     assert report.rows["householdbench_macro_context"] == len(out) > 0
-    assert len(report.inputs) == 10 and all(len(v) == 64 for v in report.inputs.values())
+    assert sorted(report.inputs) == sorted([str(raw / "macro" / "q.csv"), str(cpi)])
+    assert all(len(v) == 64 for v in report.inputs.values())
     assert set(CATEGORY_CPI_MACRO_COLUMNS) <= set(out.columns)
     assert np.issubdtype(out["eligible_origin_q_index"].dtype, np.integer)
     missing = SurveyConfig(name="fred_qd", raw={"fred_qd": "nope.csv"}, source_url="https://x")
@@ -274,6 +286,12 @@ def test_synthetic_label_follows_the_inputs(tmp_path, real_fred):
     raw = tmp_path / "raw"
     write_synthetic_fred_qd(raw / "q.csv", seed=1, end="2020Q4")
     out = tmp_path / "out"
+    (raw / "cpi").mkdir(parents=True)
+    from hhx.surveys.cpi import build as build_cpi
+
+    for f in REAL_CPI.glob("*.csv"):  # real CPI groups: only the FRED-QD file is generated
+        (raw / "cpi" / f.name).write_bytes(f.read_bytes())
+    build_cpi(SurveyConfig(name="cpi", raw={"cpi": "cpi"}), raw, out)
     fake = build(SurveyConfig(name="fred_qd", raw={"fred_qd": "q.csv"}), raw, out)
     parquet = Path(fake.outputs["householdbench_macro_context"])
     assert fake.synthetic and has_synthetic_sidecar(parquet)

@@ -12,6 +12,9 @@ STAGES = {
     "score": "hhx.stages.score",
     "describe": "hhx.stages.describe",
     "leaderboard": "hhx.leaderboard.stage",
+    "list": "hhx.stages.listing",
+    "sft_data": "hhx.stages.sft_data",
+    "sft": "hhx.stages.sft",
 }
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib
-import json
 import logging
 import os
 import time
@@ -23,18 +22,30 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from hhx.bench.layout import BenchTask, load_bench_task
+from hhx import __version__
+from hhx.bench.layout import BenchTask, load_bench_task, release_paths
 from hhx.config import DataSource, SurveyConfig, TaskConfig
-from hhx.errors import ConfigError, DataError
-from hhx.io import write_json_atomic
-from hhx.surveys.base import BuildReport, input_sha256
+from hhx.errors import ConfigError, DataError, HhxError
+from hhx.io import sweep_stale_temps
+from hhx.progress import progress
+from hhx.surveys.base import BuildReport
+from hhx.surveys.freshness import (
+    STATE_DIR,
+    Fingerprints,
+    code_digest,
+    is_fresh,
+    read_stamp,
+    stamp_digest,
+    write_stamp,
+)
+from hhx.surveys.registry import ALL, load_survey, survey_waves, with_dependencies
 from hhx.tasks.context import BuildContext
-from hhx.tasks.registry import CONF_DIR
 
 log = logging.getLogger(__name__)
 
 MACRO_INTERMEDIATE = "householdbench_macro_context"
-DEMO_GENERATOR_VERSION = 1
+
+__all__ = ["load_survey", "survey_config", "build_survey", "build_bench_task", "load_bench"]
 
 
 def source_of(cfg: DictConfig) -> DataSource:
@@ -46,21 +57,9 @@ def is_synthetic(cfg: DictConfig) -> bool:
     return source_of(cfg) is DataSource.demo
 
 
-def load_survey(name: str) -> SurveyConfig:
-    """Load `conf/survey/<name>.yaml` against the SurveyConfig schema."""
-    path = CONF_DIR / "survey" / f"{name}.yaml"
-    if not path.is_file():
-        valid = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
-        raise ConfigError(f"unknown survey {name!r}; valid surveys: {valid}")
-    merged = OmegaConf.merge(OmegaConf.structured(SurveyConfig), OmegaConf.load(path))
-    survey = OmegaConf.to_object(merged)
-    assert isinstance(survey, SurveyConfig)
-    return survey
-
-
 def survey_config(cfg: DictConfig, name: str) -> SurveyConfig:
     """The survey config for `name`: the selected `survey` group if it matches, else its file."""
-    if cfg.survey is not None and cfg.survey.name == name:
+    if cfg.get("survey") is not None and cfg.survey.name == name:
         survey = OmegaConf.to_object(cfg.survey)
         assert isinstance(survey, SurveyConfig)
         return survey
@@ -93,27 +92,38 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------------------------
-# demo raw files
+# the sources a run reads
 
 
-def demo_fingerprint(cfg: DictConfig) -> dict[str, Any]:
-    demo = cfg.data.demo
-    fred = cfg.data.fred_qd
-    return {
-        "generator_version": DEMO_GENERATOR_VERSION,
-        "seed": int(demo.seed),
-        "n_households": int(demo.n_households),
-        "start": str(demo.start),
-        "end": str(demo.end),
-        "fred_qd": str(Path(fred).resolve()) if fred else None,
-        "fred_qd_sha256": input_sha256(fred) if fred else None,
-    }
+def run_surveys(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig]:
+    """`names` and their dependencies as this run configures them: the files in conf/survey/,
+    the selected `survey` group (with its command-line overrides) for its own name, and
+    `data.fred_qd` (when set) for every source that reads a FRED-QD file."""
+    selected: dict[str, SurveyConfig] = {}
+    if cfg.get("survey") is not None and cfg.survey.get("name") not in (None, ALL):
+        selected[str(cfg.survey.name)] = survey_config(cfg, str(cfg.survey.name))
+    surveys = with_dependencies(names, selected)
+    fred = cfg.data.get("fred_qd")
+    if fred:
+        fred_path = str(Path(fred).expanduser().resolve())
+        for survey in surveys.values():
+            if "fred_qd" in survey.raw:
+                survey.raw["fred_qd"] = fred_path
+    return surveys
 
 
-def demo_end_month(cfg: DictConfig) -> str:
-    """The demo's last month: its configured end, clamped to what a real FRED-QD file covers."""
-    end = str(cfg.data.demo.end)
-    if not cfg.data.fred_qd:
+def _check_fred_qd(cfg: DictConfig) -> None:
+    fred = cfg.data.get("fred_qd")
+    if fred and not Path(fred).expanduser().is_file():
+        raise DataError(
+            f"{fred}: FRED-QD file not found (data.fred_qd); download the quarterly vintage from "
+            "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
+        )
+
+
+def demo_end_month(cfg: DictConfig, end: str) -> str:
+    """The CPS demo's last month, clamped to what a real FRED-QD file (data.fred_qd) covers."""
+    if not cfg.data.get("fred_qd"):
         return end
     from hhx.surveys.fred_qd import read_fred_qd
 
@@ -125,81 +135,155 @@ def demo_end_month(cfg: DictConfig) -> str:
     return min(end, covered)
 
 
-def ensure_demo_raw(cfg: DictConfig, raw_dir: Path) -> dict[str, Path]:
-    """Write the demo's synthetic raw files unless the same ones (same settings) exist."""
-    from hhx.surveys.synthetic.cps import write_synthetic_cps
-    from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+def ensure_demo_raw(cfg: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
+    """Write the demo's synthetic raw files of `surveys` (seeded, once; hhx.surveys.synthetic.demo),
+    independent generators in parallel. A real FRED-QD file given as data.fred_qd replaces the
+    synthetic one."""
+    from joblib import Parallel, delayed
 
-    stamp_path = raw_dir / "hhx_demo.json"
-    wanted = demo_fingerprint(cfg)
-    cps_path = raw_dir / load_survey("cps").raw["cps_basic"]
-    fred_path = raw_dir / "macro" / "fred-qd" / "synthetic-QD.csv"
-    if stamp_path.is_file() and json.loads(stamp_path.read_text()) == wanted and cps_path.is_file():
-        return {"cps_basic": cps_path, "fred_qd": Path(cfg.data.fred_qd or fred_path)}
-    demo = cfg.data.demo
-    log.info("writing synthetic demo raw files (seed %s) to %s", demo.seed, raw_dir)
-    write_synthetic_cps(
-        cps_path,
-        seed=int(demo.seed),
-        n_households=int(demo.n_households),
-        start=str(demo.start),
-        end=demo_end_month(cfg),
-    )
-    if not cfg.data.fred_qd:
-        write_synthetic_fred_qd(fred_path, seed=int(demo.seed))
-    write_json_atomic(stamp_path, wanted)
-    return {"cps_basic": cps_path, "fred_qd": Path(cfg.data.fred_qd or fred_path)}
+    from hhx.surveys.synthetic.demo import current_files, write_demo
+
+    raw_dir = Path(cfg.data.raw_dir)
+    seed = int(cfg.data.demo.seed)
+    requests = []
+    for name, survey in sorted(surveys.items()):
+        if name == "fred_qd" and cfg.data.fred_qd:
+            continue
+        given = (cfg.data.demo.surveys or {}).get(name) or {}
+        overrides = dict(OmegaConf.to_container(given) if OmegaConf.is_config(given) else given)
+        if name == "cps" and "end" in survey.demo:
+            end = str(overrides.get("end", survey.demo["end"]))
+            overrides["end"] = demo_end_month(cfg, end)
+        if current_files(survey, raw_dir, seed=seed, overrides=overrides) is None:
+            requests.append((survey, overrides))
+    if not requests:
+        return
+    jobs = max(1, min(len(requests), os.cpu_count() or 1))
+    done = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(write_demo)(survey, raw_dir, seed=seed, overrides=overrides)
+        for survey, overrides in requests)
+    for _ in progress(done, "demo raw files (synthetic)", total=len(requests), unit="source"):
+        pass
 
 
 # --------------------------------------------------------------------------------------------
-# intermediates and tasks
+# intermediates: built in dependency order, each once, fresh by content
 
 
-def ensure_macro_context(fred_qd: Path, intermediate_dir: Path, rebuild: bool) -> pd.DataFrame:
-    from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
-
-    out = intermediate_dir / f"{MACRO_INTERMEDIATE}.parquet"
-    stamp = intermediate_dir / f"{MACRO_INTERMEDIATE}.source.json"
-    wanted = {"fred_qd": str(fred_qd.resolve()), "sha256": input_sha256(fred_qd)}
-    if not rebuild and out.is_file() and stamp.is_file() and json.loads(stamp.read_text()) == wanted:
-        return pd.read_parquet(out)
-    from hhx.io import write_parquet_atomic
-
-    macro = build_macro_context(read_fred_qd(fred_qd))
-    write_parquet_atomic(out, macro)
-    write_json_atomic(stamp, wanted)
-    return macro
-
-
-def file_state(paths: list[Path]) -> dict[str, list[int]]:
-    """Cheap identity of input files (size, mtime): a changed input invalidates what was built."""
-    return {str(p): [p.stat().st_size, p.stat().st_mtime_ns] for p in paths if p.is_file()}
-
-
-def is_fresh(stamp: Path, state: dict[str, Any]) -> bool:
-    return stamp.is_file() and json.loads(stamp.read_text()) == json.loads(json.dumps(state))
+def _survey_state(survey: SurveyConfig, raw_dir: Path, inter_dir: Path,
+                  fps: Fingerprints) -> dict[str, Any]:
+    if not survey.builder:
+        raise ConfigError(
+            f"survey {survey.name!r} has no builder yet (conf/survey/{survey.name}.yaml `builder`)"
+        )
+    raw = {}
+    for key, rel in sorted(survey.raw.items()):
+        if rel:
+            path = Path(rel).expanduser()
+            raw[key] = fps.of(path if path.is_absolute() else raw_dir / path)
+    return {
+        "survey": survey.name,
+        "builder": survey.builder,
+        "code": [code_digest(m) for m in (survey.builder, "hhx.surveys.base", "hhx.io")],
+        "version": __version__,
+        "raw": raw,
+        "upstream": {dep: stamp_digest(inter_dir, dep) for dep in sorted(survey.depends_on)},
+    }
 
 
-def ensure_intermediates(
-    cfg: DictConfig, task: TaskConfig, raw_dir: Path, intermediate_dir: Path
-) -> dict[str, Any]:
-    """Build the task's survey intermediates unless up to date; return their state."""
-    survey = survey_config(cfg, task.survey)
-    raw_paths = [raw_dir / rel for rel in survey.raw.values() if rel]
-    state = {"survey": survey.name, "raw": file_state(raw_paths)}
-    stamp = intermediate_dir / f"{survey.name}.built.json"
-    marker = intermediate_dir / f"{survey.name}.synthetic"
-    if cfg.data.rebuild or not is_fresh(stamp, state):
-        report = build_survey(survey, raw_dir, intermediate_dir)
-        # A builder that recognises generated raw files (e.g. the CPS generator's sidecar) says
-        # so; that label follows the data even when it is read as `data=raw`.
-        if report.synthetic:
-            marker.touch()
+def _build_one(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport | str:
+    try:
+        return build_survey(survey, raw_dir, out_dir)
+    except HhxError as exc:  # reported with the others
+        return str(exc)
+
+
+def ensure_surveys(
+    cfg: DictConfig, surveys: dict[str, SurveyConfig], *, force: bool = False
+) -> dict[str, BuildReport | None]:
+    """Build every stale source of `surveys` (dependencies first; independent ones of a wave in
+    parallel). Returns name -> its report, or None when it was already up to date. Failures
+    (e.g. raw files not downloaded) are collected, their dependents skipped, and one error line
+    lists them all at the end."""
+    from joblib import Parallel, delayed
+
+    raw_dir, inter_dir = Path(cfg.data.raw_dir), Path(cfg.data.intermediate_dir)
+    sweep_stale_temps([raw_dir, inter_dir])  # what a killed build left behind
+    fps = Fingerprints(inter_dir / STATE_DIR / "fingerprints.json")
+    results: dict[str, BuildReport | None] = {}
+    problems: dict[str, str] = {}
+    waves = survey_waves(surveys)
+    bar = progress(total=sum(len(w) for w in waves), desc="survey builds", unit="source")
+    for wave in waves:
+        todo: list[tuple[str, dict[str, Any]]] = []
+        for name in wave:
+            blocked = sorted(set(surveys[name].depends_on) & set(problems))
+            if blocked:
+                problems[name] = f"skipped: needs {blocked}"
+                bar.update(1)
+                continue
+            state = _survey_state(surveys[name], raw_dir, inter_dir, fps)
+            if not force and is_fresh(inter_dir, name, state):
+                results[name] = None
+                bar.update(1)
+            else:
+                todo.append((name, state))
+        fps.save()
+        if not todo:
+            continue
+        jobs = max(1, min(len(todo), os.cpu_count() or 1))
+        if jobs == 1:
+            reports = [_build_one(surveys[todo[0][0]], raw_dir, inter_dir)]
         else:
-            marker.unlink(missing_ok=True)
-        write_json_atomic(stamp, state)
-    return {"intermediates": file_state(sorted(intermediate_dir.glob("*.parquet"))),
-            "synthetic_inputs": marker.is_file()}
+            reports = Parallel(n_jobs=jobs)(
+                delayed(_build_one)(surveys[n], raw_dir, inter_dir) for n, _ in todo)
+        for (name, state), report in zip(todo, reports, strict=True):
+            bar.update(1)
+            if isinstance(report, str):
+                problems[name] = report
+                continue
+            write_stamp(inter_dir, name, state, list(report.outputs.values()),
+                        synthetic=report.synthetic, rows=report.rows)
+            results[name] = report
+    bar.close()
+    if problems:
+        listing = "; ".join(f"{n}: {why}" for n, why in sorted(problems.items()))
+        raise HhxError(f"built {len(results)} of {len(surveys)} sources; {listing}")
+    return results
+
+
+def synthetic_inputs(cfg: DictConfig, names: list[str]) -> bool:
+    """Whether any of these built sources came from generated raw files."""
+    inter_dir = Path(cfg.data.intermediate_dir)
+    return any(bool((read_stamp(inter_dir, n) or {}).get("synthetic")) for n in names)
+
+
+# --------------------------------------------------------------------------------------------
+# tasks
+
+
+TASK_CODE = ("hhx.tasks", "hhx.bench")  # every builder and the release writer
+
+
+def _package_digest(packages: tuple[str, ...]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for pkg in packages:
+        root = Path(importlib.import_module(pkg).__file__ or "").parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def prepare_sources(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig]:
+    """Demo raw files (data=demo), then every stale intermediate of `names` (and dependencies)."""
+    _check_fred_qd(cfg)
+    surveys = run_surveys(cfg, names)
+    if is_synthetic(cfg):
+        ensure_demo_raw(cfg, surveys)
+    ensure_surveys(cfg, surveys, force=bool(cfg.data.rebuild))
+    return surveys
 
 
 def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
@@ -211,34 +295,29 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
             f"task {task.name!r} cannot be built by hhx yet; evaluate it on the official release "
             f"with data=official data.root=<download>"
         )
-    synthetic = is_synthetic(cfg)
-    raw_dir = Path(cfg.data.raw_dir)
-    inter_dir = Path(cfg.data.intermediate_dir)
     root = Path(cfg.data.root)
-    with file_lock(root.parent / ".hhx-build.lock"):
-        if synthetic:
-            fred_qd = ensure_demo_raw(cfg, raw_dir)["fred_qd"]
-        else:
-            if not cfg.data.fred_qd:
-                raise ConfigError("data.fred_qd is not set; point it at a FRED-QD quarterly CSV")
-            fred_qd = Path(cfg.data.fred_qd)
-            if not fred_qd.is_file():
-                raise DataError(
-                    f"{fred_qd}: FRED-QD file not found; download the quarterly vintage from "
-                    "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
-                )
-        macro = ensure_macro_context(fred_qd, inter_dir, bool(cfg.data.rebuild))
-        state = ensure_intermediates(cfg, task, raw_dir, inter_dir)
-        synthetic = synthetic or bool(state["synthetic_inputs"])
-        state["task"] = OmegaConf.to_container(OmegaConf.structured(task), enum_to_str=True)
-        state["synthetic"] = synthetic
-        stamp = root / "build_reports" / f"{task.name}.built.json"
-        if not cfg.data.rebuild and is_fresh(stamp, state):
+    inter_dir = Path(cfg.data.intermediate_dir)
+    sweep_stale_temps([root])
+    with file_lock(inter_dir / STATE_DIR / "build.lock"):
+        try:
+            surveys = prepare_sources(cfg, list(task.intermediates))
+        except HhxError as exc:
+            raise HhxError(f"task {task.name}: {exc}") from None
+        synthetic = is_synthetic(cfg) or synthetic_inputs(cfg, list(surveys))
+        state = {
+            "task": OmegaConf.to_container(OmegaConf.structured(task), enum_to_str=True),
+            "code": _package_digest(TASK_CODE),
+            "version": __version__,
+            "intermediates": {n: stamp_digest(inter_dir, n) for n in sorted(surveys)},
+            "synthetic": synthetic,
+        }
+        if not cfg.data.rebuild and is_fresh(root, task.name, state):
             return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
+        macro = pd.read_parquet(inter_dir / f"{MACRO_INTERMEDIATE}.parquet")
         # Prompt rendering and its text checks run in parallel above ~20k rows.
         ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=os.cpu_count() or 1)
         bench = build_task(ctx, root, synthetic=synthetic)
-        write_json_atomic(stamp, state)
+        write_stamp(root, task.name, state, [str(p) for p in release_paths(root, task.name).values()])
         return bench
 
 

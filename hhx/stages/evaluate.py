@@ -170,6 +170,20 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="—")
 
 
+def adapter_label(path: str) -> str:
+    """A fine-tuned model's name part: the adapter's folder (its run folder for `.../adapter`)."""
+    p = Path(path)
+    return p.parent.name if p.name == "adapter" and p.parent.name else p.name
+
+
+def model_label(cfg: DictConfig) -> str:
+    """The model's name in runs and on the leaderboard: `<model>+lora:<adapter>` when a LoRA
+    adapter is applied, so base and fine-tuned models rank side by side, never merged."""
+    adapter = cfg.model.get("lora_adapter")
+    name = str(cfg.model.name)
+    return f"{name}+lora:{adapter_label(str(adapter))}" if adapter else name
+
+
 def record_run(
     cfg: DictConfig,
     task: TaskConfig,
@@ -183,7 +197,7 @@ def record_run(
     hhx.failure_reason). Returns the MLflow run id."""
     status = "FAILED" if failure else "FINISHED"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    model_name = str(cfg.model.name)
+    model_name = model_label(cfg)
     tags = {
         "hhx.stage": "evaluate",
         "hhx.task": task.name,
@@ -196,6 +210,10 @@ def record_run(
         "hhx.split": str(cfg.data.split),
         "hhx.model_cutoff": str(cfg.model.cutoff or ""),
         "hhx.status": status.lower(),
+        # Fine-tuned models: the base model and the adapter applied to it (empty for none).
+        "hhx.base_model": str(cfg.model.name),
+        "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
+            "lora_adapter") else "",
     }
     if failure:
         tags["hhx.failure_reason"] = failure
@@ -217,7 +235,7 @@ def record_run(
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
-    model_name = str(cfg.model.name)
+    model_name = model_label(cfg)
     started = time.perf_counter()
     started_at = time.time()
     bench: BenchTask = load_bench(cfg, task)

@@ -8,6 +8,8 @@ Quarter index q = year*4 + quarter.
 
 from __future__ import annotations
 
+import csv
+import re
 import time
 from pathlib import Path
 
@@ -17,7 +19,13 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, finish_report, input_sha256, require_file
+from hhx.surveys.base import (
+    BuildReport,
+    finish_report,
+    has_synthetic_sidecar,
+    input_sha256,
+    require_file,
+)
 
 SOURCE_URL = "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
 OUTPUT_NAME = "householdbench_macro_context"
@@ -140,6 +148,32 @@ def parse_quarter(text: str) -> int:
 # Readers
 
 
+_VINTAGE_NAME = re.compile(r"(\d{4})-(\d{2})-QD\.csv$", re.IGNORECASE)
+
+
+def _check_not_cut(p: Path, n_fields: int, data: pd.DataFrame) -> None:
+    """A cut file (the official reader takes it, then the series just end) is an error: the
+    published file ends with a line break after a complete last row, and a vintage named
+    `YYYY-MM-QD.csv` runs to the quarter before its month's (one quarter of slack)."""
+    with p.open("rb") as fh:
+        fh.seek(max(0, p.stat().st_size - (1 << 16)))
+        tail = fh.read()
+    last = tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+    fields = next(csv.reader([last]), [])
+    if not tail.endswith(b"\n") or len(fields) < n_fields:
+        raise DataError(
+            f"{p}: the file ends early: its last row ({fields[0] if fields else ''!r}) stops "
+            f"after {len(fields)} of {n_fields} fields; download the vintage again")
+    name = _VINTAGE_NAME.search(p.name)
+    if name and len(data) and not has_synthetic_sidecar(p):
+        year, month = int(name.group(1)), int(name.group(2))
+        expected = q_index(year, (month - 1) // 3 + 1) - 1
+        if 1 <= month <= 12 and int(data["q_index"].iloc[-1]) < expected - 1:
+            raise DataError(
+                f"{p}: the file ends early, at {q_label(int(data['q_index'].iloc[-1]))}; a "
+                f"{year}-{month:02d} vintage runs to {q_label(expected)}; download it again")
+
+
 def read_fred_qd(path: str | Path) -> pd.DataFrame:
     """Read a FRED-QD file in its published layout (header, `factors`, `transform`, then dates).
 
@@ -212,6 +246,7 @@ def read_fred_qd(path: str | Path) -> pd.DataFrame:
         )
     if data.empty:
         raise DataError(f"{p}: no dated rows; is this a FRED-QD file?")
+    _check_not_cut(p, len(raw.columns), data)
     return data
 
 
@@ -323,8 +358,7 @@ def attach_macro_context(
     absent = [c for c in wanted if c not in macro.columns]
     if absent:
         hint = (
-            "; the macro context was built without CPI groups: set survey.raw.cpi_fred and rebuild "
-            "with `survey=fred_qd`"
+            "; the macro context was built without CPI groups: rebuild it with `survey=fred_qd`"
             if set(absent) & set(CATEGORY_CPI_MACRO_COLUMNS)
             else "; rebuild it with hhx.surveys.fred_qd.build_macro_context"
         )
@@ -400,7 +434,8 @@ def _raw_path(raw_dir: Path, value: str) -> Path:
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
-    """Read `survey.raw.fred_qd` (and `survey.raw.cpi_fred`, a folder, if set) and write
+    """Read `survey.raw.fred_qd` and the CPI groups (`cpi_major_groups.parquet` in `out_dir`,
+    built by `survey=cpi`: the reference always joins them) and write
     `<out_dir>/householdbench_macro_context.parquet` atomically."""
     started = time.perf_counter()
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
@@ -408,19 +443,15 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         raise DataError(f"survey {survey.name}: raw.fred_qd is not set; point it at a FRED-QD CSV")
     source = survey.source_url or SOURCE_URL
     fred_path = require_file(_raw_path(raw_dir, survey.raw["fred_qd"]), "FRED-QD file", source)
-    inputs = {str(fred_path): input_sha256(fred_path)}
-    cpi = None
-    if survey.raw.get("cpi_fred"):
-        cpi_dir = _raw_path(raw_dir, survey.raw["cpi_fred"])
-        if not cpi_dir.is_dir():
-            raise DataError(
-                f"{cpi_dir}: CPI folder not found; save the FRED CSVs "
-                f"{', '.join(CPI_FRED_SERIES)} there or unset survey.raw.cpi_fred"
-            )
-        from hhx.surveys.cpi import read_cpi_groups
+    from hhx.surveys.cpi import OUTPUT_NAME as CPI_OUTPUT
 
-        cpi, cpi_inputs = read_cpi_groups(cpi_dir)
-        inputs.update(cpi_inputs)
-    macro = build_macro_context(read_fred_qd(fred_path), cpi)
+    cpi_path = out_dir / f"{CPI_OUTPUT}.parquet"
+    if not cpi_path.is_file():
+        raise DataError(
+            f"{cpi_path}: CPI groups not built; the macro context joins them (spec 3.1): run "
+            "`python -m hhx stage=build survey=cpi` first (stage=build survey=fred_qd does it)"
+        )
+    inputs = {str(fred_path): input_sha256(fred_path), str(cpi_path): input_sha256(cpi_path)}
+    macro = build_macro_context(read_fred_qd(fred_path), pd.read_parquet(cpi_path))
     target = write_parquet_atomic(out_dir / f"{OUTPUT_NAME}.parquet", macro)
     return finish_report(survey, {OUTPUT_NAME: target}, {OUTPUT_NAME: len(macro)}, inputs, started)

@@ -62,7 +62,6 @@ import hashlib
 import json
 import math
 import struct
-import tempfile
 import time
 import zipfile
 from collections import Counter
@@ -78,7 +77,7 @@ import pyarrow.parquet as pq
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path, write_parquet_chunks
+from hhx.io import atomic_path, temp_dir, write_parquet_chunks
 from hhx.surveys.base import (
     BuildReport,
     finish_report,
@@ -1210,7 +1209,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{OUTPUT_NAME}.parquet"
     # The SHELF pass is staged next to the output (same disk), then joined with the enrichment.
-    with tempfile.TemporaryDirectory(prefix=".psid_build_", dir=out_dir) as tmp:
+    with temp_dir(out_dir, "psid_build_") as tmp:  # swept by the next run if killed
         staged = Path(tmp) / "shelf.parquet"
         shelf = read_shelf(long_zip, staged, survey.chunk_rows)
         main = read_main_study(main_zip, varmap)

@@ -30,9 +30,10 @@ class BuildContext:
         `rows` (ascending positions) reads only those records, one row group at a time."""
         path = self.intermediate_dir / f"{name}.parquet"
         if not path.is_file():
+            sources = [s for s in self.task.intermediates if s != "fred_qd"] or [self.task.survey]
             raise DataError(
-                f"{path}: intermediate not found; build it first with "
-                f"`python -m hhx stage=build survey={self.task.survey}`"
+                f"{path}: intermediate not found; `python -m hhx stage=build task={self.task.name}`"
+                f" builds it (from the sources {', '.join(sources)})"
             )
         if rows is None:
             return pd.read_parquet(path, columns=columns)

@@ -161,6 +161,14 @@ def validate_registry_fields(task: TaskConfig, where: str) -> None:
         raise ConfigError(
             f"{where}: typed_id {task.typed_id!r} must be 'column:integer' or 'column:string'"
         )
+    from hhx.surveys.registry import survey_names
+
+    unknown = sorted(set(task.intermediates) - set(survey_names()))
+    if unknown:
+        raise ConfigError(f"{where}: intermediates names unknown sources {unknown} "
+                          f"(valid: {', '.join(survey_names())})")
+    if task.builder and "fred_qd" not in task.intermediates:
+        raise ConfigError(f"{where}: intermediates must include fred_qd (the macro context)")
     month = task.prompt_month.fixed_month if task.prompt_month else None
     if month is not None and not 1 <= month <= 12:
         raise ConfigError(f"{where}: prompt_month.fixed_month must be 1-12, got {month}")

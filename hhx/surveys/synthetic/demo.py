@@ -1,0 +1,253 @@
+"""The demo's raw files: each source's seeded generator, writing where its survey config reads.
+
+`write_demo(survey, raw_dir, seed=...)` writes one source's synthetic raw files (official
+formats, `.synthetic.json` sidecars) at the paths `conf/survey/<name>.yaml` names under
+`raw_dir`, with the generator settings of that file's `demo:` block (sizes, spans). A stamp in
+`raw_dir/.hhx-demo/` records seed, settings and generator code: the same request writes
+nothing again, a changed one rewrites only that source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hhx.config import SurveyConfig
+from hhx.errors import ConfigError
+from hhx.io import write_json_atomic
+from hhx.surveys.base import raw_path, sidecar_path
+
+STAMP_DIR = ".hhx-demo"
+DEMO_VERSION = 1
+
+Writer = Callable[[SurveyConfig, Path, int, dict[str, Any]], list[Path]]
+WRITERS: dict[str, Writer] = {}
+
+
+def writer(name: str) -> Callable[[Writer], Writer]:
+    def register(fn: Writer) -> Writer:
+        WRITERS[name] = fn
+        return fn
+
+    return register
+
+
+def _at(survey: SurveyConfig, raw_dir: Path, key: str, folder: bool = False) -> Path:
+    path = raw_path(survey, key, raw_dir)
+    (path if folder else path.parent).mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@writer("cps")
+def _cps(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.cps import write_synthetic_cps
+
+    return [write_synthetic_cps(_at(survey, raw_dir, "cps_basic"), seed=seed, **s)]
+
+
+@writer("fred_qd")
+def _fred_qd(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+
+    return [write_synthetic_fred_qd(_at(survey, raw_dir, "fred_qd"), seed=seed, **s)]
+
+
+@writer("cpi")
+def _cpi(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.cpi import write_synthetic_cpi
+
+    return write_synthetic_cpi(_at(survey, raw_dir, "cpi", folder=True), seed=seed, **s)
+
+
+@writer("cex_interview")
+def _cex_interview(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
+                   ) -> list[Path]:
+    from hhx.surveys.synthetic.cex_interview import write_synthetic_cex_interview
+
+    return write_synthetic_cex_interview(_at(survey, raw_dir, "interview", folder=True),
+                                         seed=seed, **s)
+
+
+@writer("cex_diary")
+def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.cex_diary import write_synthetic_cex_diary
+
+    return write_synthetic_cex_diary(_at(survey, raw_dir, "diary", folder=True), seed=seed, **s)
+
+
+@writer("mich")
+def _mich(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.mich import write_synthetic_mich
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "mich",
+                                          seed=seed)
+    return [write_synthetic_mich(_at(survey, raw_dir, "mich"), seed=seed, **s), crosswalk]
+
+
+@writer("census")
+def _census(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.census import write_synthetic_census
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "census",
+                                          seed=seed)
+    return [write_synthetic_census(_at(survey, raw_dir, "census"), seed=seed, **s), crosswalk]
+
+
+@writer("cps_ui_policy")
+def _ui_policy(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
+
+    return [write_synthetic_ui_policy(_at(survey, raw_dir, "ui_policy"), seed=seed, **s)]
+
+
+@writer("sce")
+def _sce(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.sce import write_synthetic_sce
+
+    written = write_synthetic_sce(raw_dir / "micro" / "sce", seed=seed, **s)
+    out = []
+    for key, path in written.items():  # the generator writes the reference layout
+        target = raw_path(survey, key, raw_dir) if survey.raw.get(key) else None
+        if target is None:
+            continue  # a workbook switched off in the config is not needed
+        if target.resolve() != path.resolve():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(path, target)
+            shutil.move(sidecar_path(path), sidecar_path(target))
+        out.append(target)
+    return out
+
+
+@writer("sce_financing")
+def _sce_financing(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
+                   ) -> list[Path]:
+    from hhx.surveys.synthetic.sce_financing import write_synthetic_fz
+
+    return [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
+
+
+@writer("psid")
+def _psid(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+    from hhx.surveys.synthetic.psid import write_synthetic_psid
+
+    long_zip, main_zip = _at(survey, raw_dir, "shelf_long"), _at(survey, raw_dir, "main_study")
+    write_synthetic_psid(long_zip, main_zip, seed=seed, **s)
+    return [long_zip, main_zip]
+
+
+@writer("release_dates")
+def _release_dates(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
+                   ) -> list[Path]:
+    from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+
+    folders = {raw_path(survey, key, raw_dir).parent for key, rel in survey.raw.items() if rel}
+    if len(folders) != 1:
+        raise ConfigError(
+            f"survey {survey.name}: the demo writes all crosswalks into one folder; raw paths "
+            f"name {sorted(map(str, folders))}"
+        )
+    folder = folders.pop()
+    folder.mkdir(parents=True, exist_ok=True)
+    written = write_synthetic_release_dates(folder, seed=seed, **s)
+    return [p for key, p in written.items() if survey.raw.get(key)]
+
+
+def _state_macro(name: str) -> Writer:
+    def write(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
+        import tempfile
+
+        from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
+
+        target = _at(survey, raw_dir, name)
+        # One generator draws all three files from one stream; keep the one this source reads.
+        with tempfile.TemporaryDirectory(prefix=".hhx-demo-", dir=target.parent) as tmp:
+            path = write_synthetic_state_macro(tmp, seed=seed, **s)[name]
+            shutil.move(path, target)
+            shutil.move(sidecar_path(path), sidecar_path(target))
+        return [target]
+
+    return write
+
+
+for _name in ("fhfa_hpi", "bls_laus", "bea_sainc"):
+    WRITERS[_name] = _state_macro(_name)
+
+
+@writer("state_macro_panel")
+def _state_macro_panel(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
+                       ) -> list[Path]:
+    """The panel reads its three sources' intermediates and the FRED-QD file: nothing of its
+    own to generate beyond that file (written by the fred_qd source when it is the same)."""
+    return []
+
+
+# --------------------------------------------------------------------------------------------
+
+
+# The generator module behind each writer (default: the survey's own name).
+GENERATOR_MODULE = {"fhfa_hpi": "state_macro", "bls_laus": "state_macro", "bea_sainc": "state_macro"}
+
+
+def _code_digest(name: str) -> str:
+    """The writer and its generator module's source: a changed generator rewrites the files."""
+    import importlib.util
+
+    digest = hashlib.sha256(f"{DEMO_VERSION}".encode())
+    digest.update(inspect.getsource(WRITERS[name]).encode())
+    spec = importlib.util.find_spec(f"hhx.surveys.synthetic.{GENERATOR_MODULE.get(name, name)}")
+    if spec is not None and spec.origin:
+        digest.update(Path(spec.origin).read_bytes())
+    return digest.hexdigest()
+
+
+def demo_settings(survey: SurveyConfig) -> dict[str, Any]:
+    return dict(survey.demo or {})
+
+
+def _wanted(survey: SurveyConfig, seed: int, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    if survey.name not in WRITERS:
+        raise ConfigError(f"survey {survey.name!r} has no demo generator")
+    wanted = {
+        "survey": survey.name,
+        "seed": int(seed),
+        "settings": {**demo_settings(survey), **(overrides or {})},
+        "raw": {k: v for k, v in survey.raw.items() if v},
+        "code": _code_digest(survey.name),
+    }
+    return json.loads(json.dumps(wanted, default=str))
+
+
+def current_files(survey: SurveyConfig, raw_dir: str | Path, *, seed: int,
+                  overrides: dict[str, Any] | None = None) -> list[Path] | None:
+    """The files of an earlier identical request, if all still exist; else None."""
+    raw_dir = Path(raw_dir)
+    stamp = raw_dir / STAMP_DIR / f"{survey.name}.json"
+    try:
+        old = json.loads(stamp.read_text()) if stamp.is_file() else {}
+    except ValueError:
+        old = {}
+    files = [raw_dir / p for p in old.get("files", [])]
+    if old.get("wanted") == _wanted(survey, seed, overrides) and all(p.exists() for p in files):
+        return files
+    return None
+
+
+def write_demo(survey: SurveyConfig, raw_dir: str | Path, *, seed: int,
+               overrides: dict[str, Any] | None = None) -> list[Path]:
+    """Write `survey`'s demo raw files under `raw_dir` unless the same ones are there."""
+    raw_dir = Path(raw_dir)
+    files = current_files(survey, raw_dir, seed=seed, overrides=overrides)
+    if files is not None:
+        return files
+    wanted = _wanted(survey, seed, overrides)
+    paths = WRITERS[survey.name](survey, raw_dir, int(seed), wanted["settings"])
+    rel = sorted(str(Path(p).resolve().relative_to(raw_dir.resolve())) for p in paths)
+    write_json_atomic(raw_dir / STAMP_DIR / f"{survey.name}.json", {"wanted": wanted, "files": rel})
+    return [raw_dir / p for p in rel]

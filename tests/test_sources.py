@@ -1,0 +1,203 @@
+"""Any task, any source: the build graph, content freshness, demo data, task sets, stage=list,
+and no temporary file outliving a killed build."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hhx.app import expand_task_sets, task_set
+from hhx.io import atomic_path, is_temp_name, sweep_stale_temps, temp_dir
+from hhx.stages.data import build_bench_task, ensure_demo_raw, ensure_surveys, run_surveys
+from hhx.surveys.freshness import Fingerprints, read_stamp
+from hhx.surveys.registry import build_order, survey_names, with_dependencies
+from hhx.tasks.registry import load_task, task_names
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cfg_for(tmp_path: Path, *overrides: str):
+    """The app's composed config (data=demo) with its folders in tmp_path."""
+    from hydra import compose, initialize_config_dir
+
+    from hhx.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(str(ROOT / "conf"), version_base="1.3"):
+        return compose("config", overrides=[
+            f"data.root={tmp_path}/bench", f"data.raw_dir={tmp_path}/raw",
+            f"data.intermediate_dir={tmp_path}/inter", "tracking=none", *overrides])
+
+
+# --------------------------------------------------------------------------------------------
+# the graph
+
+
+def test_every_task_names_known_sources_and_the_macro_context():
+    for name in task_names():
+        task = load_task(name)
+        assert "fred_qd" in task.intermediates, name
+        assert set(task.intermediates) <= set(survey_names()), name
+    # the macro context joins the CPI groups (spec 3.1): every task needs the cpi source too
+    assert build_order(["fred_qd"]) == [["cpi"], ["fred_qd"]]
+    assert build_order(load_task("house_census_move").intermediates) == [
+        ["bea_sainc", "bls_laus", "census", "cpi", "fhfa_hpi"], ["fred_qd"], ["state_macro_panel"]]
+    assert set(with_dependencies(load_task("labor_cps_ui").intermediates)) == {
+        "cps", "cps_ui_policy", "fred_qd", "cpi"}
+
+
+# --------------------------------------------------------------------------------------------
+# freshness by content
+
+
+def test_sources_are_fresh_by_content_not_by_path_or_mtime(tmp_path, monkeypatch):
+    cfg = cfg_for(tmp_path)
+    surveys = run_surveys(cfg, ["cps_ui_policy"])
+    ensure_demo_raw(cfg, surveys)
+    first = ensure_surveys(cfg, surveys)
+    assert first["cps_ui_policy"] is not None  # built
+    assert ensure_surveys(cfg, surveys) == {"cps_ui_policy": None}  # up to date
+    dta = next((tmp_path / "raw").rglob("*.dta"))
+    os.utime(dta, (time.time() + 100, time.time() + 100))  # touched, same bytes
+    assert ensure_surveys(cfg, surveys) == {"cps_ui_policy": None}
+    monkeypatch.chdir(tmp_path)  # the same folders by relative paths
+    rel = cfg_for(tmp_path)
+    rel.data.raw_dir, rel.data.intermediate_dir = "raw", "inter"
+    assert ensure_surveys(rel, run_surveys(rel, ["cps_ui_policy"])) == {"cps_ui_policy": None}
+    cfg.data.demo.seed = 7  # other bytes at the same path: rebuilt
+    ensure_demo_raw(cfg, surveys)
+    assert ensure_surveys(cfg, surveys)["cps_ui_policy"] is not None
+    stamp = read_stamp(tmp_path / "inter", "cps_ui_policy")
+    assert stamp is not None and len(stamp["state"]["raw"]["ui_policy"]) == 64
+
+
+def test_a_dependency_rebuilt_invalidates_its_dependents(tmp_path):
+    cfg = cfg_for(tmp_path)
+    surveys = run_surveys(cfg, ["fred_qd"])
+    ensure_demo_raw(cfg, surveys)
+    assert all(r is not None for r in ensure_surveys(cfg, surveys).values())
+    cpi_file = sorted((tmp_path / "raw" / "macro" / "cpi").iterdir())[0]
+    lines = cpi_file.read_text().splitlines(keepends=True)
+    cpi_file.write_text("".join(lines[:-1]))  # the last observation dropped
+    again = ensure_surveys(cfg, surveys)
+    assert again["cpi"] is not None and again["fred_qd"] is not None
+
+
+def test_fingerprint_cache_hashes_a_file_once(tmp_path, monkeypatch):
+    import hhx.surveys.freshness as fr
+
+    path = tmp_path / "a.csv"
+    path.write_text("x\n1\n")
+    calls = []
+    monkeypatch.setattr(fr, "input_sha256", lambda p: calls.append(p) or "d" * 64)
+    fps = Fingerprints(tmp_path / "fps.json")
+    assert fps.of(path) == fps.of(path) == "d" * 64
+    fps.save()
+    assert Fingerprints(tmp_path / "fps.json").of(path) == "d" * 64
+    assert len(calls) == 1
+    assert Fingerprints(tmp_path / "fps.json").of(tmp_path / "nope") is None
+
+
+# --------------------------------------------------------------------------------------------
+# killed builds leave nothing behind
+
+
+def _writer_that_gets_killed(target: Path, ready: Path) -> subprocess.Popen:
+    code = (
+        "import sys, time, pathlib\n"
+        "from hhx.io import atomic_path, temp_dir\n"
+        f"t = pathlib.Path({str(target)!r})\n"
+        "with temp_dir(t.parent, 'scratch_') as d, atomic_path(t) as tmp:\n"
+        "    tmp.write_bytes(b'x' * 1_000_000); (d / 'part').write_bytes(b'y' * 1000)\n"
+        f"    pathlib.Path({str(ready)!r}).touch(); time.sleep(60)\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+
+
+def test_a_killed_writer_leaves_temporaries_that_the_next_run_removes(tmp_path):
+    target, ready = tmp_path / "out" / "table.parquet", tmp_path / "ready"
+    proc = _writer_that_gets_killed(target, ready)
+    deadline = time.time() + 30
+    while not ready.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    leftovers = [p for p in (tmp_path / "out").iterdir() if is_temp_name(p.name)]
+    assert len(leftovers) == 2  # the atomic write and the scratch folder
+    assert sweep_stale_temps([tmp_path]) == []  # the writer still runs: kept
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    removed = sweep_stale_temps([tmp_path])
+    assert sorted(removed) == sorted(leftovers)
+    assert list((tmp_path / "out").iterdir()) == [] and not target.exists()
+    with atomic_path(target) as tmp, temp_dir(tmp_path) as d:  # our own: never swept
+        tmp.write_text("x")
+        assert sweep_stale_temps([tmp_path]) == [] and d.is_dir()
+    assert target.read_text() == "x"
+
+
+# --------------------------------------------------------------------------------------------
+# task sets and stage=list
+
+
+def test_task_sets_expand_and_need_a_sweep(capsys):
+    assert len(task_set("all")) == 32
+    assert len(task_set("baseline")) == 18 and len(task_set("policy")) == 14
+    assert set(task_set("baseline")) | set(task_set("policy")) == set(task_set("all"))
+    out = expand_task_sets(["--multirun", "task=policy", "model=no_change"])
+    assert out[1] == "task=" + ",".join(task_set("policy"))
+    assert expand_task_sets(["stage=build", "task=all"])[0] == "--multirun"  # builds them all
+    assert expand_task_sets(["task=labor_cps_jobfind"]) == ["task=labor_cps_jobfind"]
+    with pytest.raises(SystemExit) as exc:
+        expand_task_sets(["task=baseline", "model=no_change"])
+    assert exc.value.code == 2 and "--multirun" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_stage_list_shows_every_task_and_model(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "hhx", "stage=list", "tracking=none"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for name in task_names():
+        row = next(line for line in lines if line.startswith(name + " "))
+        builds = load_task(name).builder is not None
+        assert (" yes " in row) == builds and (("demo" in row) == builds), row
+    for model in (ROOT / "conf" / "model").glob("*.yaml"):
+        assert any(line.startswith(model.stem + " ") for line in lines), model.stem
+    assert "OPENAI_API_KEY" in proc.stdout and "GPU" in proc.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# every task with a builder builds on the demo
+
+
+BUILT = [n for n in task_names() if load_task(n).builder]
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("demo_tasks")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BUILT)
+def test_every_buildable_task_builds_on_the_demo(name, demo_dir):
+    """The demo generates exactly the sources the task reads; every split the task has holds
+    at least 100 rows (the official row-fallback minimum)."""
+    cfg = cfg_for(demo_dir)
+    task = load_task(name)
+    bench = build_bench_task(cfg, task)
+    counts = bench.splits["split"].value_counts()
+    assert {"train", "validation", "pre_cutoff_test"} <= set(counts.index), counts
+    assert (counts >= 100).all(), counts.to_dict()
+    needed = set(with_dependencies(task.intermediates))
+    written = {p.stem for p in (demo_dir / "raw" / ".hhx-demo").glob("*.json")}
+    assert needed <= written
+    table = pd.read_csv(demo_dir / "bench" / "tabular" / f"{name}.csv", nrows=5)
+    assert list(table.columns[:3]) == ["id", "time", "release_date"]
