@@ -70,7 +70,14 @@ def _hydra_main(cfg: DictConfig) -> float | None:
     except HhxError as exc:
         # A user error: one line naming the file/column/setting and the fix, no traceback.
         print(f"hhx: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        if exc.exit_now:
+            # Ctrl-C: leave at once; interpreter teardown after litellm or llama.cpp takes seconds
+            # and a generation thread may still run. Everything kept is committed already.
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exc.exit_code)
+        raise SystemExit(exc.exit_code) from None
 
 
 def main() -> float | None:

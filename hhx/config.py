@@ -246,6 +246,9 @@ class ModelConfig:
     json_schema_style: str = "openai"
     retry_base_s: float = 1.0  # first backoff delay; doubles per attempt, with jitter
     retry_max_s: float = 60.0
+    # Tokens a model may spend reasoning/thinking before its answer: added to the derived answer
+    # budget (decoding.max_tokens=auto). 0 for models that answer directly.
+    reasoning_tokens: int = 0
     # --- xgboost
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
 
@@ -257,9 +260,16 @@ class DecodingConfig:
     top_p: float | None = None
     top_k: int | None = None
     min_p: float | None = None
-    max_tokens: int | None = 1024
+    # Answer budget: "auto" (derived from the task's answer schema + model.reasoning_tokens), a
+    # positive number, or "none" (no limit sent: the provider's default). Checked in
+    # hhx.predictors.llm.settings (a str or an int, hence Any).
+    max_tokens: Any = "auto"
     seed: int | None = 42
     enable_thinking: bool | None = None
+    # A cut answer (finish_reason=length) that does not parse is asked again this many times,
+    # each time with truncation_budget_factor times the budget (0 = never).
+    truncation_retries: int = 1
+    truncation_budget_factor: float = 4.0
 
 
 @dataclass
@@ -269,6 +279,10 @@ class AggregationConfig:
     # Categorical majority-vote tie: "first_draw" (the tied label drawn earliest) or "label_order"
     # (the tied label listed first in the task).
     tie_rule: str = "first_draw"
+    # Valid draws that make an answer. None: every draw must come back (an example with a draw
+    # missing, its request failed, stays unanswered until a rerun completes it) and the valid
+    # ones are aggregated. m in 1..k: m valid draws suffice, missing draws allowed.
+    min_draws: int | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -383,6 +397,9 @@ class HhxConfig:
     paths: PathsConfig = field(default_factory=PathsConfig)
     # Also score the no-change baseline on the same rows and print both side by side.
     compare_no_change: bool = True
+    # An evaluate run answering fewer than this share of its examples (or, for K > 1, of its
+    # draws) is logged FAILED with its reason and exits non-zero; the leaderboard skips it.
+    min_coverage: float = 0.9
     leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
     sft: SftConfig = field(default_factory=SftConfig)
 

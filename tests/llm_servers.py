@@ -3,11 +3,18 @@
 - `FaultServer`: an OpenAI-compatible chat-completions server that injects faults on request.
   A directive in the last user message, `[[fault:KIND:TIMES]]`, makes the first TIMES attempts of
   that exact request fail with KIND: 429 (with Retry-After), 500, 401 (echoes the bearer token,
-  to prove the client scrubs it), 404, 400, hang (sleeps past the client's timeout), malformed
-  (HTTP 200 with a broken JSON body), truncated (a cut answer with finish_reason=length).
-  `[[answer:TEXT]]` sets the reply text. It logs every request server-side: the request id (a
-  hash of model, messages, seed, n and sampling settings), the attempt number and the status,
-  so tests can count what was really sent, independently of the code under test.
+  to prove the client scrubs it), 403, 404, 400, 422, 500invalid (an HTTP 500 whose body says the
+  request is invalid, as llama-cpp-python's server answers), hang (sleeps past the client's
+  timeout), malformed (HTTP 200 with a broken JSON body), truncated (a cut answer with
+  finish_reason=length). `[[pad:N]]` puts N characters before the echoed key of a 401 (a key
+  placed at any offset of the message). `[[cut_below:N]]` cuts the answer (finish_reason=length)
+  when the request's max_tokens is below N. `[[answer:TEXT]]` sets the reply text.
+  `llamacpp_schema=True` answers OpenAI-style `json_schema` response formats as llama.cpp's
+  server does (HTTP 500, its validation message). `fault_rate=p` fails a share p of all
+  attempts at random (500s, 429s and hangs), seeded; `fail_seeds` fails every request with one of
+  those seeds (draws that never come back). It logs every request server-side: the
+  request id (a hash of model, messages, seed, n and sampling settings), the attempt number and
+  the status, so tests can count what was really sent, independently of the code under test.
   With `upstream=URL` it forwards requests to another server (pass-through proxy with a log).
 - `start_llama_server`: llama-cpp-python's own OpenAI-compatible server with SmolLM2-135M.
 """
@@ -33,6 +40,16 @@ from typing import Any
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DIRECTIVE = re.compile(r"\[\[fault:(\w+):(\d+)\]\]")
 _ANSWER = re.compile(r"\[\[answer:(.*?)\]\]", re.S)
+_PAD = re.compile(r"\[\[pad:(\d+)\]\]")
+_CUT_BELOW = re.compile(r"\[\[cut_below:(\d+)\]\]")
+# llama-cpp-python's server, verbatim in substance, when a request carries response_format
+# json_schema (measured against llama-cpp-python 0.3.36).
+LLAMACPP_SCHEMA_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': "
+    "{'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, in "
+    "create_chat_completion\n    POST /v1/chat/completions"
+)
 
 
 def free_port() -> int:
@@ -102,6 +119,10 @@ class FaultServer:
         upstream: str | None = None,
         honour_n: bool = True,
         answer_fn: Callable[[dict[str, Any]], str] | None = None,
+        llamacpp_schema: bool = False,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        fail_seeds: frozenset[int | None] = frozenset(),
     ) -> None:
         self.latency_s = latency_s
         self.default_answer = default_answer
@@ -110,6 +131,10 @@ class FaultServer:
         self.upstream = upstream.rstrip("/") if upstream else None
         self.honour_n = honour_n
         self.answer_fn = answer_fn  # request body -> reply text (overrides default_answer)
+        self.llamacpp_schema = llamacpp_schema
+        self.fault_rate = fault_rate
+        self.fail_seeds = fail_seeds  # requests with these seeds (None: no seed) always fail (500)
+        self._rng = __import__("random").Random(seed)
         self.log: list[dict[str, Any]] = []
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -187,6 +212,16 @@ class FaultServer:
                 fault = None
                 if match and attempt <= int(match.group(2)):
                     fault = match.group(1)
+                elif server.fault_rate:
+                    with server._lock:
+                        roll = server._rng.random()
+                        kind = server._rng.choice(["500", "500", "429", "hang"])
+                    fault = kind if roll < server.fault_rate else None
+                if body.get("seed") in server.fail_seeds:
+                    fault = "500"
+                fmt = body.get("response_format") or {}
+                if server.llamacpp_schema and fmt.get("type") == "json_schema":
+                    fault = "schema"
                 entry = {
                     "rid": rid,
                     "attempt": attempt,
@@ -194,6 +229,8 @@ class FaultServer:
                     "model": body.get("model"),
                     "seed": body.get("seed"),
                     "n": body.get("n"),
+                    "max_tokens": body.get("max_tokens"),
+                    "response_format": (body.get("response_format") or {}).get("type"),
                     "user": user,
                     "t": time.time(),
                     # A hash of the bearer token: proves which key arrived without storing it.
@@ -205,7 +242,8 @@ class FaultServer:
                     time.sleep(server.latency_s)
                 status = self._respond(body, fault, user)
                 with server._lock:
-                    entry["status"] = status
+                    # A hung request is answered after the client gave up: not an answer it got.
+                    entry["status"] = f"late-{status}" if fault == "hang" else status
 
             def _respond(self, body: dict[str, Any], fault: str | None, user: str) -> int:
                 model = str(body.get("model"))
@@ -221,9 +259,27 @@ class FaultServer:
                     return 500
                 if fault == "401":
                     auth = self.headers.get("Authorization", "")
-                    msg = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
+                    pad = _PAD.search(user)
+                    lead = "x" * int(pad.group(1)) if pad else "Incorrect API key provided: "
+                    msg = f"{lead}{auth.removeprefix('Bearer ')} is not a valid key"
                     self._json(401, {"error": {"message": msg, "type": "invalid_request_error"}})
                     return 401
+                if fault == "403":
+                    self._json(403, {"error": {"message": f"no access to model {model}"}})
+                    return 403
+                if fault == "422":
+                    self._json(422, {"error": {"message": "unprocessable: seed must be an int"}})
+                    return 422
+                if fault == "500invalid":
+                    self._json(500, {"error": {"message": "1 validation error: Input should be a "
+                                               "valid integer, unable to parse string as an "
+                                               "integer ('body', 'max_tokens')",
+                                               "type": "internal_server_error"}})
+                    return 500
+                if fault == "schema":
+                    self._json(500, {"error": {"message": LLAMACPP_SCHEMA_ERROR,
+                                               "type": "internal_server_error"}})
+                    return 500
                 if fault == "404":
                     self._json(404, {"error": {"message": f"model {model} does not exist"}})
                     return 404
@@ -247,6 +303,9 @@ class FaultServer:
                 n = int(body.get("n") or 1) if server.honour_n else 1
                 seed = body.get("seed")
                 texts = [text] * n
+                cut = _CUT_BELOW.search(user)
+                if cut and int(body.get("max_tokens") or 1 << 30) < int(cut.group(1)):
+                    fault = "truncated"
                 if fault == "truncated":
                     self._json(200, completion_body(model, [t[: max(1, len(t) // 2)] for t in
                                                             texts], "length"))
@@ -296,12 +355,14 @@ def wait_ready(url: str, timeout_s: float = 60.0, proc: subprocess.Popen | None 
     raise RuntimeError(f"server at {url} not ready after {timeout_s} s")
 
 
-def start_llama_server(model_path: Path, alias: str = "smollm2") -> tuple[subprocess.Popen, str]:
+def start_llama_server(
+    model_path: Path, alias: str = "smollm2", n_ctx: int = 2048
+) -> tuple[subprocess.Popen, str]:
     """llama-cpp-python's server on a free loopback port; returns (process, api_base)."""
     port = free_port()
     cmd = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
         "--model_alias", alias,
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -374,6 +435,19 @@ def examples_frame(users: list[str], system: str = "You are an American person a
             "naive_baseline": ['["unemployed"]'] * n,
         }
     )
+
+
+def write_eval_sample(root: Path, users: list[str], task: str = "labor_cps_jobfind",
+                      split: str = "pre_cutoff") -> Path:
+    """An official eval-sample layout (`{root}/{split}/{task}.jsonl`) holding these prompts, for
+    `python -m hhx data=official data.layout=eval_sample data.root=<root>` without a build."""
+    frame = examples_frame(users)
+    path = Path(root) / split / f"{task}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keys = ["id", "time", "release_date", "system", "user", "assistant", "naive_baseline"]
+    path.write_text("".join(json.dumps({k: str(r[k]) for k in keys}) + "\n"
+                            for r in frame.to_dict("records")))
+    return Path(root)
 
 
 def api_model(url: str, model_id: str = "openai/fault-model", **fields: Any) -> dict[str, Any]:

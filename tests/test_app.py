@@ -217,7 +217,8 @@ def test_llm_through_litellm_evaluate_stage_caches_and_never_logs_the_key(demo, 
         with FaultServer(upstream=url) as proxy:  # pass-through proxy: counts real requests
             args = ["model=openai_compatible", "model.name=smollm2", f"model.api_base={proxy.url}",
                     "model.json_schema_style=llamacpp", "decoding=greedy",
-                    "decoding.max_tokens=24", "data.max_examples=4",
+                    "decoding.max_tokens=24", "decoding.truncation_retries=0",
+                    "data.max_examples=4",
                     f"paths.cache_dir={tmp_path}/cache"]
             env = {"OPENAI_COMPATIBLE_API_KEY": secret}
             first = hhx(workdir, *args, env=env)

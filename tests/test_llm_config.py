@@ -29,7 +29,7 @@ COMPAT = {"model.name": "Qwen/Qwen3.5-4B", "model.api_base": "http://127.0.0.1:8
 
 
 def _cfg(tmp_path, model, decoding="provider_default", aggregation="k1", **overrides):
-    if model == "openai_compatible":
+    if model in ("openai_compatible", "llamacpp_server"):  # the served name and endpoint
         overrides = {**COMPAT, **overrides}
     return make_cfg(model, tmp_path, decoding=decoding, aggregation=aggregation, **overrides)
 

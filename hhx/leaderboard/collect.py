@@ -4,6 +4,11 @@ A run is one task x model evaluation in the tracking contract of the evaluate st
 `hhx.*`, metrics, and the per-example `details/<task>.parquet`. Selection is explicit: filters,
 one split, real and synthetic (demo) runs never mixed, and the latest run per model x task, with
 a note for every choice made.
+
+A failed run never stands in for a finished one: runs logged FAILED (coverage below
+`min_coverage`, see the evaluate stage) and older runs that answered nothing (coverage 0) are
+left out before the latest run is picked, so an earlier finished run of the cell is used, and a
+note says which run failed and why.
 """
 
 from __future__ import annotations
@@ -52,6 +57,17 @@ class RunRecord:
     source: str  # MLflow run id or run_info.json path
     start_time: float  # seconds since the epoch; "latest" means the largest
     result: dict[str, Any] | None = None
+    status: str = "FINISHED"  # FINISHED or FAILED (MLflow's run status, run_info.json's status)
+    failure_reason: str | None = None
+
+    def failure(self) -> str | None:
+        """Why this run must not be ranked (None: it may)."""
+        if self.status != "FINISHED" or self.tags.get("hhx.status", "finished") == "failed":
+            return self.failure_reason or self.tags.get("hhx.failure_reason") or "run failed"
+        coverage = self.metrics.get("coverage_rate")
+        if coverage is not None and float(coverage) == 0.0:
+            return "no example was answered (coverage 0)"  # runs logged before min_coverage
+        return None
 
     @property
     def task(self) -> str:
@@ -152,14 +168,22 @@ def collect_runs_dir(runs_dir: str | os.PathLike[str]) -> list[RunRecord]:
                 raise DataError(f"{result_path}: invalid JSON ({exc.msg})") from None
         logged = info.get("metrics") or {}
         metrics = {str(k): float(v) for k, v in logged.items() if v is not None}
+        status = str(info.get("status") or "FINISHED").upper()
+        details_path = run_dir / "details" / f"{task}.parquet"
+        if status != "FINISHED" and not details_path.is_file():
+            details = pd.DataFrame(columns=list(DETAIL_COLUMNS))  # stopped before any answer
+        else:
+            details = read_details(details_path, str(info_path))
         records.append(
             RunRecord(
                 tags=tags,
                 metrics=metrics,
-                details=read_details(run_dir / "details" / f"{task}.parquet", str(info_path)),
+                details=details,
                 source=str(info_path),
                 start_time=_start_time(info, info_path),
                 result=result,
+                status=status,
+                failure_reason=info.get("failure_reason"),
             )
         )
     return records
@@ -195,7 +219,11 @@ def collect_mlflow(tracking_uri: str, experiment: str) -> tuple[list[RunRecord],
         for run in runs:
             rid = run.info.run_id
             if run.info.status != "FINISHED":
-                notes.append(f"run {rid} skipped: status {run.info.status}")
+                why = run.data.tags.get("hhx.failure_reason")
+                notes.append(
+                    f"{run.data.tags.get('hhx.model', '?')} x {run.data.tags.get('hhx.task', '?')}:"
+                    f" run {rid} left out: status {run.info.status}" + (f" ({why})" if why else "")
+                )
                 continue
             tags = dict(run.data.tags)
             _check_tags(tags, f"MLflow run {rid}")
@@ -254,6 +282,19 @@ def select_runs(
     notes: list[str] = []
     if not records:
         raise DataError("no evaluate runs found; run `python -m hhx stage=evaluate` first")
+    counted = []
+    for r in records:
+        why = r.failure()
+        if why is None:
+            counted.append(r)
+        else:
+            notes.append(f"{r.model} x {r.task}: run {r.source} left out ({why})")
+    if not counted:
+        raise DataError(
+            f"all {len(records)} evaluate runs failed (first: {notes[0]}); fix the cause and "
+            "rerun them"
+        )
+    records = counted
     models, tasks = list(models), list(tasks)
     _check_filter(models, {r.model for r in records}, "models")
     _check_filter(tasks, {r.task for r in records}, "tasks")

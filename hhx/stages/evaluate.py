@@ -2,7 +2,13 @@
 
 Writes to the run directory (and logs to MLflow): `predictions/<task>.jsonl` (official format),
 `details/<task>.parquet` (one row per example), `result/<task>.json` (the scorer's result),
-`config/resolved.yaml`, the fitted model under `model/`, and `run_info.json` (tags + metrics).
+`config/resolved.yaml`, the fitted model under `model/`, and `run_info.json` (tags, metrics,
+status).
+
+A run that answers fewer than `min_coverage` of its examples (or, for K > 1, of its draws) is
+still written and logged, but as FAILED with its reason (tag `hhx.failure_reason`), and the stage
+exits non-zero (`RunFailed`); the leaderboard never ranks it. Ctrl-C stops with `Interrupted`:
+what is cached, and that the same command resumes.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hhx.bench.layout import BenchTask
 from hhx.config import TargetType, TaskConfig
+from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.base import PredictionRow, make_predictor
 from hhx.scoring import error_code, score_task, write_result
@@ -29,6 +36,31 @@ from hhx.tracking.mlflow_run import flatten_config, log_run
 log = logging.getLogger(__name__)
 
 RECORD_KEYS = ["id", "time", "release_date", "system", "user", "assistant", "naive_baseline"]
+
+
+class RunFailed(HhxError):
+    """The run was written and logged FAILED (coverage below min_coverage)."""
+
+
+def coverage_failure(result: dict, metrics: dict[str, Any], min_coverage: float) -> str | None:
+    """Why a run does not count (None: it does): answered examples, or draws, below the bar."""
+    coverage = float(result.get("coverage_rate") or 0.0)
+    if coverage < min_coverage:
+        missing = result["num_examples"] - round(coverage * result["num_examples"])
+        return (f"coverage {coverage:.2f} < min_coverage {min_coverage:g}: {missing} of "
+                f"{result['num_examples']} examples have no answer")
+    draws = metrics.get("llm/draw_coverage")
+    if draws is not None and float(draws) < min_coverage:
+        return (f"draw coverage {float(draws):.2f} < min_coverage {min_coverage:g}: "
+                f"{int(metrics.get('llm/draws_missing', 0))} draws are missing")
+    return None
+
+
+def failure_causes(metrics: dict[str, Any]) -> str:
+    """The failed-request counts, e.g. `server_error x12, timeout x3` (for the stop message)."""
+    causes = sorted(((k.removeprefix("llm/failed/"), int(v)) for k, v in metrics.items()
+                     if k.startswith("llm/failed/")), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} x{n}" for k, n in causes)
 
 
 def run_dir() -> Path:
@@ -152,6 +184,55 @@ def model_label(cfg: DictConfig) -> str:
     return f"{name}+lora:{adapter_label(str(adapter))}" if adapter else name
 
 
+def record_run(
+    cfg: DictConfig,
+    task: TaskConfig,
+    bench: BenchTask,
+    out: Path,
+    started_at: float,
+    metrics: dict[str, Any],
+    failure: str | None,
+) -> str | None:
+    """Write run_info.json and log the MLflow run: FINISHED, or FAILED with `failure` (tag
+    hhx.failure_reason). Returns the MLflow run id."""
+    status = "FAILED" if failure else "FINISHED"
+    synthetic = is_synthetic(cfg) or bench.synthetic
+    model_name = model_label(cfg)
+    tags = {
+        "hhx.stage": "evaluate",
+        "hhx.task": task.name,
+        "hhx.model": model_name,
+        "hhx.backend": enum_value(cfg.model.backend),
+        "hhx.mode": enum_value(task.mode),
+        "hhx.target_type": enum_value(task.target_type),
+        "hhx.data_source": source_of(cfg).value,
+        "hhx.synthetic": "true" if synthetic else "false",
+        "hhx.split": str(cfg.data.split),
+        "hhx.model_cutoff": str(cfg.model.cutoff or ""),
+        "hhx.status": status.lower(),
+        # Fine-tuned models: the base model and the adapter applied to it (empty for none).
+        "hhx.base_model": str(cfg.model.name),
+        "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
+            "lora_adapter") else "",
+    }
+    if failure:
+        tags["hhx.failure_reason"] = failure
+    write_json_atomic(out / "run_info.json", {
+        "tags": tags, "start_time": started_at, "status": status, "failure_reason": failure,
+        "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
+    if not (out / "config" / "resolved.yaml").exists():
+        write_text_atomic(out / "config" / "resolved.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    return log_run(
+        cfg.tracking,
+        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
+        params=flatten_config(cfg),
+        tags=tags,
+        metrics=metrics,
+        artifact_dir=out,
+        status=status,
+    )
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
     model_name = model_label(cfg)
@@ -165,13 +246,29 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
     gold = examples[RECORD_KEYS].to_dict("records")
 
-    predictor = make_predictor(cfg)
     t0 = time.perf_counter()
+    predictor = None
     try:
+        predictor = make_predictor(cfg)
         predictor.fit(bench)
         fit_s = time.perf_counter() - t0
         rows = predictor.predict(bench, examples)
         predict_s = time.perf_counter() - t0 - fit_s
+    except KeyboardInterrupt:  # outside the request engine, which raises Interrupted itself
+        raise Interrupted(
+            f"interrupted during task {task.name} before its answers were scored; answers "
+            "already received are cached: run the same command again to resume"
+        ) from None
+    except PredictorError as exc:
+        # The run stopped (a refused key, an endpoint that never answers, a full disk...): it is
+        # recorded FAILED with the reason, so the attempt is on file and never ranked.
+        if not isinstance(exc, Interrupted):
+            metrics = predictor.run_metrics() if predictor is not None else {}
+            try:
+                record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc))
+            except Exception as log_exc:  # e.g. the same full disk: the stop message matters more
+                log.warning("could not record the failed run: %s", log_exc)
+        raise
     finally:
         close = getattr(predictor, "close", None)  # LLM backends hold a cache and an engine
         if close is not None:
@@ -205,33 +302,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     metrics.update(fit_seconds=fit_s, predict_seconds=predict_s,
                    wall_time_s=time.perf_counter() - started)
 
+    min_coverage = float(getattr(cfg, "min_coverage", 0.0) or 0.0)
+    failure = coverage_failure(result, metrics, min_coverage)
+    if failure and failure_causes(metrics):
+        failure += f" (failed requests: {failure_causes(metrics)})"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    tags = {
-        "hhx.stage": "evaluate",
-        "hhx.task": task.name,
-        "hhx.model": model_name,
-        "hhx.backend": backend,
-        "hhx.mode": enum_value(task.mode),
-        "hhx.target_type": enum_value(task.target_type),
-        "hhx.data_source": source_of(cfg).value,
-        "hhx.synthetic": "true" if synthetic else "false",
-        "hhx.split": str(cfg.data.split),
-        "hhx.model_cutoff": str(cfg.model.cutoff or ""),
-        # Fine-tuned models: the base model and the adapter applied to it (empty for none).
-        "hhx.base_model": str(cfg.model.name),
-        "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
-            "lora_adapter") else "",
-    }
-    write_json_atomic(out / "run_info.json", {"tags": tags, "start_time": started_at, "metrics": {
-        k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
-    run_id = log_run(
-        cfg.tracking,
-        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
-        params=flatten_config(cfg),
-        tags=tags,
-        metrics=metrics,
-        artifact_dir=out,
-    )
+    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure)
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
     print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")
@@ -241,5 +317,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
               f"; browse: LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri "
               f"{cfg.tracking.uri} --workers 1")
     print(f"run directory: {out}")
+    if failure:
+        raise RunFailed(
+            f"task {task.name}, model {model_name}: {failure}; the run is logged FAILED"
+            + (f" (MLflow run {run_id})" if run_id else "")
+            + " and left out of leaderboards; fix the cause and rerun the same command (answers "
+            "already received are cached), or lower min_coverage"
+        )
     return {"primary_score": result["metrics"].get("primary_score"), "run_id": run_id,
             "result": result, "files": {k: str(v) for k, v in files.items()}}

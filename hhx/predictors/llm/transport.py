@@ -2,8 +2,9 @@
 
 Backends translate their own exceptions into `TransportError(kind)`; the engine decides from the
 kind alone: retry (rate limits, 5xx, timeouts, broken connections, malformed bodies), fail the
-item (context too long, content filtered), or stop the run (credentials, unknown model, bad
-request).
+item (context too long, content filtered), or stop the run (credentials, unknown model, a request
+the endpoint rejects, a host name that does not resolve). A deterministic error is never retried:
+the same request would fail the same way and, on a paid API, cost again.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import email.utils
 import random
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 RETRYABLE = frozenset(
     {"rate_limited", "server_error", "timeout", "connection_error", "malformed_response"}
 )
-FATAL = frozenset({"auth_error", "permission_denied", "not_found", "bad_request"})
+FATAL = frozenset({"auth_error", "permission_denied", "not_found", "bad_request", "dns_error"})
 ITEM_FAILURES = frozenset({"context_window_exceeded", "content_filtered", "missing_choice"})
 
 
@@ -57,12 +59,25 @@ class Response:
 
 
 class TransportError(Exception):
-    """A failed request. `kind` decides what happens next; the message never holds a key."""
+    """A failed request. `kind` decides what happens next; the message never holds a key.
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+    `status` is the HTTP status when there was one; `fix` is the setting that cures a
+    deterministic error (e.g. `model.json_schema_style=llamacpp`), shown in the stop message.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        retry_after: float | None = None,
+        status: int | None = None,
+        fix: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.retry_after = retry_after
+        self.status = status
+        self.fix = fix
 
     @property
     def retryable(self) -> bool:
@@ -73,8 +88,19 @@ class TransportError(Exception):
         return self.kind in FATAL
 
 
-def kind_for_status(status: int | None) -> str:
-    """Map an HTTP status to an error kind."""
+# A 5xx whose body says the request itself is wrong (llama-cpp-python's server answers HTTP 500
+# to a request its validation rejects: "1 validation error ... Input should be 'text' or
+# 'json_object'"); retrying it only repeats the failure.
+_INVALID_REQUEST_5XX = re.compile(
+    r"validation error|input should be|invalid[ _]request|invalid value|unrecognized request"
+    r"|is not supported|unsupported (parameter|value)|extra inputs are not permitted"
+    r"|field required|must be (one of|a valid)",
+    re.IGNORECASE,
+)
+
+
+def kind_for_status(status: int | None, body: str = "") -> str:
+    """Map an HTTP status (and, for a 5xx, its error text) to an error kind."""
     if status is None:
         return "connection_error"
     if status == 429:
@@ -88,10 +114,38 @@ def kind_for_status(status: int | None) -> str:
     if status in (408, 504):
         return "timeout"
     if status >= 500:
-        return "server_error"
+        return "bad_request" if _INVALID_REQUEST_5XX.search(body or "") else "server_error"
     if status in (400, 422):
         return "bad_request"
     return "server_error"
+
+
+# Which setting a rejected request points at (checked in order against the error text).
+_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"json_schema|response_format|json_object|grammar", re.I),
+     "model.json_schema_style=llamacpp for a llama.cpp server, or model.constrained_decoding="
+     "false"),
+    (re.compile(r"top_k|min_p", re.I), "model.supports_top_k=false (and a decoding without top_k)"),
+    (re.compile(r"\btemperature\b|\btop_p\b", re.I),
+     "decoding=provider_default (the model takes no sampling parameters)"),
+    (re.compile(r"\bseed\b", re.I), "decoding.seed=null"),
+    (re.compile(r"reasoning_effort|reasoning", re.I), "model.reasoning_effort=null"),
+    (re.compile(r"chat_template_kwargs|enable_thinking", re.I),
+     "decoding.enable_thinking=null (or model.supports_chat_template_kwargs=false)"),
+    (re.compile(r"max_tokens|max_completion_tokens", re.I),
+     "decoding.max_tokens=<a smaller number> (or model.reasoning_tokens)"),
+    (re.compile(r"\bn\b.*(supported|greater|must)|\bn\b must", re.I), "model.supports_n=false"),
+)
+
+
+def fix_for_request_error(message: str, json_schema_style: str | None = None) -> str:
+    """The setting that most likely cures a rejected request, read from the endpoint's text."""
+    for pattern, fix in _FIXES:
+        if pattern.search(message):
+            if "json_schema_style" in fix and json_schema_style == "llamacpp":
+                return "model.constrained_decoding=false (the endpoint rejects JSON schemas)"
+            return fix
+    return "check the decoding.* and model.* settings the message names"
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -133,32 +187,30 @@ def backoff_delay(
     return delay
 
 
-def scrub(text: str, secret: str | None) -> str:
-    """Remove a secret (and obvious key-like tokens) from a message before it is shown or kept."""
-    if secret and secret in text:
-        text = text.replace(secret, "***")
-    return re.sub(r"\b(sk|key|token)-[A-Za-z0-9_\-]{6,}", r"\1-***", text)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
 class RateLimiter:
-    """At most `per_minute` request starts per minute, evenly spaced (None = no limit)."""
+    """At most `per_minute` request starts per minute, evenly spaced (None = no limit).
 
-    def __init__(self, per_minute: int | None) -> None:
+    `clock` and `sleep` are injectable so the schedule can be checked without real time.
+    """
+
+    def __init__(
+        self,
+        per_minute: int | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.interval = 60.0 / per_minute if per_minute else 0.0
         self._next = 0.0
         self._lock = asyncio.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     async def wait(self) -> None:
         if not self.interval:
             return
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self.interval
         if start > now:
-            await asyncio.sleep(start - now)
+            await self._sleep(start - now)

@@ -19,7 +19,8 @@ from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
-from hhx.predictors.llm.transport import Choice, Response, TransportError, one_line
+from hhx.predictors.llm.transport import Choice, Response, TransportError
+from hhx.secrets import clip
 
 if TYPE_CHECKING:
     from hhx.config import HhxConfig
@@ -41,7 +42,7 @@ def sampling_kwargs(
     for name in SAMPLING_FIELDS:
         if name in settings.params:
             kwargs[name] = settings.params[name]
-    kwargs["max_tokens"] = settings.params.get("max_tokens")
+    kwargs["max_tokens"] = call.max_tokens
     kwargs["n"] = call.n
     if call.seed is not None:
         kwargs["seed"] = call.seed
@@ -124,6 +125,7 @@ class VLLMTransport:
             use_litellm_map=False,
         )
         self._adapter = _adapter_identity(settings.lora_adapter)
+        self.endpoint = f"vLLM in-process ({settings.model_path or settings.model_id})"
         self.llm = vllm.LLM(**engine_kwargs(settings))
         self.lora = (
             LoRARequest("hhx_adapter", 1, settings.lora_adapter) if settings.lora_adapter else None
@@ -159,7 +161,7 @@ class VLLMTransport:
                 **chat_kwargs(self.settings),
             )
         except ValueError as exc:  # e.g. a prompt longer than max_model_len
-            return [TransportError("bad_request", one_line(str(exc)))] * len(calls)
+            return [TransportError("bad_request", clip(str(exc)))] * len(calls)
         elapsed = time.monotonic() - started
         results: list[Response | TransportError] = []
         for out in outputs:
