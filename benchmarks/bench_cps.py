@@ -56,7 +56,7 @@ def phase(name: str, work: Path) -> dict:
         return {"seconds": time.perf_counter() - t0, "rows": len(df)}
     df = pd.read_parquet(parquet, columns=LINK_COLUMNS)
     if name == "link":
-        from hhx.tasks.cps_common import ADJACENT_MONTH, link_months
+        from hhx.tasks.cps.common import ADJACENT_MONTH, link_months
 
         t0 = time.perf_counter()
         out = link_months(df, 1, ADJACENT_MONTH, target_columns=("EMPSTAT", "MISH", "release_date"))

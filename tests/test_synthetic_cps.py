@@ -14,7 +14,7 @@ import pytest
 from hhx.surveys.cps_labels import STATE_NAMES
 from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, read_normalized
 from hhx.surveys.synthetic.cps import SLOTS, write_synthetic_cps
-from hhx.tasks.cps_common import ADJACENT_MONTH, lf_status, link_months
+from hhx.tasks.cps.common import ADJACENT_MONTH, lf_status, link_months
 
 # Census divisions (IPUMS REGION codes) of a few states, from the Census Bureau's definitions.
 DIVISION = {6: 42, 36: 12, 48: 33, 17: 21, 12: 31, 25: 11, 27: 22, 47: 32, 8: 41}
@@ -137,7 +137,7 @@ def test_xgboost_beats_no_change_on_the_demo_jobfind_task(tmp_path: Path) -> Non
     from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
     from hhx.surveys.ipums_cps import build
     from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-    from hhx.tasks import labor_cps_jobfind
+    from hhx.tasks.cps import jobfind as labor_cps_jobfind
     from hhx.tasks.context import BuildContext
     from hhx.tasks.registry import load_task
 
