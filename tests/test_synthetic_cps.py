@@ -106,7 +106,7 @@ def test_flows_resemble_published_cps_flows(links: pd.DataFrame) -> None:
 def test_duration_grows_and_predicts_job_finding(links: pd.DataFrame) -> None:
     stay = links[(links["from"] == "unemployed") & (links["to"] == "unemployed")]
     growth = (stay["DURUNEMP_t"] - stay["DURUNEMP"]).astype(int)
-    capped = stay["DURUNEMP"] >= 119
+    capped = stay["DURUNEMP_t"] >= 119  # durations stop at 119 weeks
     assert growth[~capped].isin([4, 5]).all()  # weeks between reference weeks
     u = links[links["from"] == "unemployed"]
     found = u["to"] == "employed"

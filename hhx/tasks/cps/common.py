@@ -24,6 +24,7 @@ Facts (reference `scripts/utils/cps.py` and the CPS task scripts):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.prompting import LABOR_SYSTEM_PROMPT, article
+from hhx.tasks.prompting import LABOR_SYSTEM_PROMPT, article, render_macro_paragraph
 
 INTERMEDIATE = "cps_basic"
 LF_LABELS = ("employed", "unemployed", "not_in_labor_force")
@@ -726,3 +727,18 @@ def status_rows(base: pd.DataFrame, origin: pd.Series, macro: pd.DataFrame) -> p
     table["_outcome_month"] = month_text(nxt // 12, nxt % 12 + 1).str[:7]
     table["_mish"] = base["MISH"].astype("int64")
     return table
+
+
+def macro_paragraph(row: Mapping[str, Any]) -> str:
+    """The core macro paragraph, rendered once per distinct set of the 20 values (rows of one
+    quarter share them)."""
+    try:
+        key = tuple(float(row[c]) for c in CORE_MACRO_COLUMNS)
+    except (KeyError, TypeError, ValueError):
+        return render_macro_paragraph(row)  # let the shared renderer name the problem
+    return _macro_paragraph(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _macro_paragraph(values: tuple[float, ...]) -> str:
+    return render_macro_paragraph(dict(zip(CORE_MACRO_COLUMNS, values, strict=True)))

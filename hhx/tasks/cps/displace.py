@@ -34,13 +34,14 @@ from hhx.tasks.cps.common import (
     covered_quarters,
     finish_table,
     lf_status,
+    macro_paragraph,
     mask,
     month_text,
     origin_q_index,
     text,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, check_labels, displaced_workers, job_loss_sentences
-from hhx.tasks.prompting import render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import response_instruction
 
 NAME = "labor_cps_displace"
 QUESTION = "What is your current employment status?"
@@ -92,7 +93,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     user = "\n\n".join(
         [
             background_paragraph(row, NAME),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             job_loss_paragraph(row),
             QUESTION,
             response_instruction(task),

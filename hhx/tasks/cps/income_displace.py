@@ -39,6 +39,7 @@ from hhx.tasks.cps.common import (
     common_predictors,
     covered_quarters,
     finish_table,
+    macro_paragraph,
     mask,
     month_text,
     number,
@@ -46,7 +47,7 @@ from hhx.tasks.cps.common import (
     whole,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, displaced_workers, job_loss_sentences
-from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import format_dollars, response_instruction
 
 NAME = "income_cps_displace"
 SYSTEM_PROMPT = (
@@ -185,7 +186,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     user = "\n\n".join(
         [
             BACKGROUND.paragraph(row),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             job_loss_paragraph(row),
             after_loss_paragraph(row),
             QUESTION,

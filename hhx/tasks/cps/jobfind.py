@@ -36,6 +36,7 @@ from hhx.tasks.cps.common import (
     bounded,
     finish_table,
     labels_as_text,
+    macro_paragraph,
     optional_text,
     pick,
     status_rows,
@@ -43,7 +44,7 @@ from hhx.tasks.cps.common import (
     week_count,
     whole,
 )
-from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import month_note, response_instruction
 
 NAME = "labor_cps_jobfind"
 PREDICTOR_COLUMNS = ["DURUNEMP", *COMMON_LABELS, "classwkr", "wkstat", "wnftlook"]
@@ -107,7 +108,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
         [
             background_paragraph(row, NAME),
             labor_paragraph(row, task),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             QUESTION,
             response_instruction(task),
         ]

@@ -62,6 +62,7 @@ from hhx.tasks.cps.common import (
     is_missing,
     labels_as_text,
     link_months,
+    macro_paragraph,
     mask,
     month_keys,
     month_text,
@@ -79,7 +80,6 @@ from hhx.tasks.prompting import (
     article,
     format_dollars,
     month_note,
-    render_macro_paragraph,
     response_instruction,
 )
 
@@ -446,7 +446,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
         [
             BACKGROUND.paragraph(row) + " " + partner_sentence(row),
             work_paragraph(row),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             QUESTION,
             response_instruction(task, lead=INSTRUCTION_LEAD),
         ]

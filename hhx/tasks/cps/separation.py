@@ -36,12 +36,13 @@ from hhx.tasks.cps.common import (
     finish_table,
     hours_text,
     labels_as_text,
+    macro_paragraph,
     number,
     optional_text,
     pick,
     status_rows,
 )
-from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import month_note, response_instruction
 
 NAME = "labor_cps_separation"
 PREDICTOR_COLUMNS = ["AHRSWORKT", "UHRSWORKT", "classwkr", "multjob"]
@@ -101,7 +102,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
         [
             background_paragraph(row, NAME),
             job_paragraph(row, task),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             QUESTION,
             response_instruction(task),
         ]

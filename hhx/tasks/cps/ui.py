@@ -65,6 +65,7 @@ from hhx.tasks.cps.common import (
     labels_as_text,
     lf_status,
     link_months,
+    macro_paragraph,
     mask,
     month_text,
     number,
@@ -77,7 +78,7 @@ from hhx.tasks.cps.common import (
     week_count,
     whole,
 )
-from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import month_note, response_instruction
 
 NAME = "labor_cps_ui"
 POLICY = "cps_ui_policy"
@@ -441,7 +442,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
             BACKGROUND.paragraph(row),
             labor_paragraph(row),
             additional_paragraph(row),
-            render_macro_paragraph(row),
+            macro_paragraph(row),
             policy_paragraph(row),
             QUESTION,
             response_instruction(task),
