@@ -6,7 +6,8 @@ two months with lapsed extensions, where `ext_wks` is 0 but `ui_weeks` keeps the
 random state differences; not the historical state schedules.
 
 Layout: Stata 118, columns fips, year, month, reg_UI, ext_wks, ui_weeks (weeks as Stata float)
-with the archive's variable labels; 51 states (incl. DC) x 176 months. The archive's month range
+with the archive's variable labels ('FIPS state code', 'year of obs.', 'month of obs.', ...);
+51 states (incl. DC) x 176 months. The archive's month range
 is not in the spec; 176 months ending Aug 2014 (the labor_cps_ui window end) are written, i.e.
 from Jan 2000.
 """
@@ -59,7 +60,7 @@ def synthetic_ui_policy_frame(*, seed: int) -> pd.DataFrame:
 
 
 def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
-    labels = {"fips": "FIPS state", "year": "year", "month": "month", **VARIABLE_LABELS}
+    labels = dict(VARIABLE_LABELS)  # the archive's labels, exactly as the reference checks them
     with atomic_path(path) as tmp, tempfile.TemporaryDirectory() as folder:
         dta = Path(folder) / "eui_state_08-14.dta"
         frame.to_stata(
