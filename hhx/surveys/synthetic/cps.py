@@ -256,7 +256,7 @@ def _month_table(
         "MARST": g("marst"),
         "POPSTAT": np.where(adult, 1, 3),
         "ASIAN": np.where(g("race") == 651, 20, 99),
-        "VETSTAT": g("vetstat"),
+        "VETSTAT": np.where(age < 17, 0, g("vetstat")),
         "SPLOC": g("sploc"),
         "SPRULE": (g("sploc") > 0).astype(int),
         "FAMSIZE": g("famsize"),

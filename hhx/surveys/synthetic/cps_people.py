@@ -345,7 +345,7 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
     level[age < 18] = 0
 
     vet_p = np.where(sex == 1, np.select([age < 40, age < 65], [0.04, 0.10], 0.35), 0.015)
-    vetstat = np.where(age < 17, 0, np.where(rng.random(n) < vet_p, 2, 1))
+    vetstat = np.where(rng.random(n) < vet_p, 2, 1)  # NIU (0) under 17 is set month by month
 
     # household family size / children (nonrelatives form their own family)
     related = np.isin(relate, [101, 201, 301, 501, 701, 1001, 901])

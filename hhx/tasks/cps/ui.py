@@ -374,7 +374,8 @@ def check_representatives(table: pd.DataFrame) -> None:
         raise DataError(
             f"{NAME}: the table lacks one of the reference's three representative cases (a "
             "temporary layoff without extension weeks; active search with extension weeks; a "
-            "52+ week spell with extension weeks; three different persons)"
+            "52+ week spell with extension weeks; three different persons): the reference's "
+            "renderer stops without them; a larger extract of Jan 2008 - Aug 2014 holds them"
         )
 
 
