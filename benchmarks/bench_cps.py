@@ -162,8 +162,10 @@ def main() -> None:
     factor = REAL_ROWS / n_big
     print(f"synthetic extracts: {n_big:,} and {n_small:,} person-months x 149 columns "
           f"(generated in {gen['big']:.0f} s and {gen['small']:.0f} s)")  # fmt: skip
-    print(f"{'phase':<34}{'seconds':>9}{'rows/s':>11}{'peak MB':>9}{'time x':>8}{'mem x':>7}"
-          f"{'task rows':>11}{'@79M min':>10}{'@79M GB':>9}")
+    print(
+        f"{'phase':<34}{'seconds':>9}{'rows/s':>11}{'peak MB':>9}{'time x':>8}{'mem x':>7}"
+        f"{'task rows':>11}{'@79M min':>10}{'@79M GB':>9}"
+    )
     ref = big["build"]
     labels = {"build": "survey build alone (reference)", "link": "t->t+1 link (link_months)",
               "merge_link": "naive merge link",
@@ -174,17 +176,21 @@ def main() -> None:
         est_mb = r["peak_mb"] + slope * (REAL_ROWS - n_big) if name in small else float("nan")
         if name in TASKS:
             worst = max(worst, est_mb)
-        print(f"{labels[name]:<34}{r['seconds']:>9.1f}{r['rows'] / r['seconds']:>11,.0f}"
-              f"{r['peak_mb']:>9.0f}{r['seconds'] / ref['seconds']:>7.2f}x"
-              f"{r['peak_mb'] / ref['peak_mb']:>6.2f}x{r.get('task_rows', 0):>11,}"
-              f"{r['seconds'] * factor / 60:>10.1f}{est_mb / 1024:>9.2f}")
+        print(
+            f"{labels[name]:<34}{r['seconds']:>9.1f}{r['rows'] / r['seconds']:>11,.0f}"
+            f"{r['peak_mb']:>9.0f}{r['seconds'] / ref['seconds']:>7.2f}x"
+            f"{r['peak_mb'] / ref['peak_mb']:>6.2f}x{r.get('task_rows', 0):>11,}"
+            f"{r['seconds'] * factor / 60:>10.1f}{est_mb / 1024:>9.2f}"
+        )
     if big["link"]["links"] != big["merge_link"]["links"]:
         raise SystemExit(f"link counts differ: {big['link']['links']} vs "
                          f"{big['merge_link']['links']}")  # fmt: skip
     print(f"valid t->t+1 links: {big['link']['links']:,} (both methods agree)")
     verdict = "within" if worst <= GOAL_MB else "ABOVE"
-    print(f"largest extrapolated task peak at {REAL_ROWS:,} rows: {worst / 1024:.2f} GB "
-          f"({verdict} the 8 GB goal); times are upper bounds (prompts only for exported rows)")
+    print(
+        f"largest extrapolated task peak at {REAL_ROWS:,} rows: {worst / 1024:.2f} GB "
+        f"({verdict} the 8 GB goal); times are upper bounds (prompts only for exported rows)"
+    )
 
 
 if __name__ == "__main__":

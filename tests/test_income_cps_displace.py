@@ -30,15 +30,28 @@ def rows() -> list[dict]:
         # February 1994: valid dwweekc 300 400 450 500 600 700 -> p01 305, p99 695;
         # valid dwweekl 350 450 500 550 650 750 1000 -> p01 356, p99 985
         worker(501, 1994, 2, 300, 350),  # current earnings at the bottom: trimmed
-        worker(502, 1994, 2, 400, 450, DWREAS=1, DWLASTWRK=2, DWNOTICE=1, DWFULLTIME=2,
-               DWCLASS=1, DWUNION=1, DWHI=2),  # fmt: skip
+        worker(
+            502,
+            1994,
+            2,
+            400,
+            450,
+            DWREAS=1,
+            DWLASTWRK=2,
+            DWNOTICE=1,
+            DWFULLTIME=2,
+            DWCLASS=1,
+            DWUNION=1,
+            DWHI=2,
+        ),  # fmt: skip
         worker(503, 1994, 2, 500, 550, DWYEARS=1.0, DWJOBSINCE=1, DWWKSUN=1, FAMSIZE=3, NCHILD=1),
         worker(504, 1994, 2, 600, 650, DWYEARS=12.25),
         worker(505, 1994, 2, 700, 750),  # at the top: trimmed
         worker(506, 1994, 2, 450, 500, DWJOBSINCE=99),  # jobs since unknown: dropped
         person(507, 1994, 2, 3, SERIAL=507, **UNEMPLOYED, DWRESP=2, DWSTAT=1, DWWEEKL=1000),
         # January 1992 (five-year look-back): 400 500 600 / 410 510 610 -> the middle stays
-        worker(511, 1992, 1, 400, 410), worker(512, 1992, 1, 500, 510, FAMSIZE=1),
+        worker(511, 1992, 1, 400, 410),
+        worker(512, 1992, 1, 500, 510, FAMSIZE=1),
         worker(513, 1992, 1, 600, 610),
     ]
 
@@ -94,5 +107,7 @@ def test_prompt(table: pd.DataFrame) -> None:
 def test_degenerate_cutoffs_stop_the_build(tmp_path) -> None:
     folder = build_intermediate(tmp_path, [*rows(), worker(521, 1996, 2, 500, 500),
                                            worker(522, 1996, 2, 500, 510)])  # fmt: skip
-    with pytest.raises(DataError, match=r"degenerate dwweekc cutoffs in survey month\(s\) \['1996-02'\]"):
+    with pytest.raises(
+        DataError, match=r"degenerate dwweekc cutoffs in survey month\(s\) \['1996-02'\]"
+    ):
         income_displace.build_table(BuildContext(TASK, folder, MACRO))

@@ -37,19 +37,35 @@ def rows() -> list[dict]:
                       "FAMINC": 843, "UNION": 2, "EARNWEEK": 1000.5, "MULTJOB": 2},
              {"MARST": 1, **RETIRED})  # fmt: skip
     return [
-        *a, person(202, 2000, 3, 1, SERIAL=1, **spouse),  # retires; lives with a retiree
-        *pair(203, 2, {"AGE": 55, "DIFFANY": 0, "FAMINC": 996, "OCC2010": 9999,
-                       "IND1990": 998, "CLASSWKR": 28}),  # labels not observed
+        *a,
+        person(202, 2000, 3, 1, SERIAL=1, **spouse),  # retires; lives with a retiree
+        *pair(
+            203,
+            2,
+            {
+                "AGE": 55,
+                "DIFFANY": 0,
+                "FAMINC": 996,
+                "OCC2010": 9999,
+                "IND1990": 998,
+                "CLASSWKR": 28,
+            },
+        ),  # labels not observed
         *pair(204, 3, {"EARNWEEK": 500}),  # earnings at the month's p01: trimmed
         *pair(205, 4, {"EARNWEEK": 1000, "SPLOC": 2, "FAMSIZE": 2}),
         person(206, 2000, 3, 1, SERIAL=4, PERNUM=2, SPLOC=1, EMPSTAT=0, LABFORCE=0, AGE=48),
-        *pair(207, 5, {"AGE": 49}), *pair(208, 6, {"AGE": 76}),
-        *pair(209, 7, year=1994), *pair(210, 8, mish=5),
-        person(211, 2000, 3, 1, SERIAL=9, AGE=60), person(211, 2001, 3, 6, SERIAL=9, AGE=61),
-        *pair(212, 10, target={"SEX": 1}), *pair(213, 11, target={"AGE": 63}),
+        *pair(207, 5, {"AGE": 49}),
+        *pair(208, 6, {"AGE": 76}),
+        *pair(209, 7, year=1994),
+        *pair(210, 8, mish=5),
+        person(211, 2000, 3, 1, SERIAL=9, AGE=60),
+        person(211, 2001, 3, 6, SERIAL=9, AGE=61),
+        *pair(212, 10, target={"SEX": 1}),
+        *pair(213, 11, target={"AGE": 63}),
         *pair(214, 12, target={"EMPSTAT": 0, "LABFORCE": 0, "NILFACT": 1}),  # disabled: kept
         *pair(215, 13, target={"EMPSTAT": 1}),  # armed forces: unsupported
-        *pair(216, 14, {**UNEMPLOYED}), *pair(217, 15, {"AHRSWORKT": 999}),
+        *pair(216, 14, {**UNEMPLOYED}),
+        *pair(217, 15, {"AHRSWORKT": 999}),
         *pair(218, 16, target={"CPSIDV": 1}),  # another person's CPSIDV
         *pair(219, 17, target={"CPSIDV": ""}),  # CPSIDV missing at t+12: allowed
         *earners(),
@@ -96,7 +112,9 @@ def test_partner_labels_and_earnings(table: pd.DataFrame) -> None:
     assert r.loc["201", "industry"] == "Computer and data processing services"
     assert (r.loc["203", ["difficulty", "family_income", "occupation", "industry"]]
             == "not observed").all()  # fmt: skip
-    assert r.loc["201", "earnweek_baseline"] == 1000.5 and pd.isna(r.loc["203", "earnweek_baseline"])
+    assert r.loc["201", "earnweek_baseline"] == 1000.5 and pd.isna(
+        r.loc["203", "earnweek_baseline"]
+    )
     assert r.loc["201", "union_baseline"] == "member of a labor union"
     assert r.loc["201", "multjob_baseline"] == "yes" and r.loc["203", "classwkr"] == (
         "local government employee")  # fmt: skip

@@ -36,15 +36,26 @@ def rows(*extra: dict) -> list[dict]:
     return [
         *pair(601, 2008, 3, {"WHYUNEMP": 1, "DURUNEMP": 2}),  # temporary layoff, no extension
         *pair(602, 2009, 5, {"DURUNEMP": 10, "WNFTLOOK": 12}, {**UNEMPLOYED}),
-        *pair(603, 2010, 5, {"WHYUNEMP": 3, "DURUNEMP": 60, "IND": 7380, "OCC": 9620},
-              {"EMPSTAT": 34, "LABFORCE": 1}),  # fmt: skip
+        *pair(
+            603,
+            2010,
+            5,
+            {"WHYUNEMP": 3, "DURUNEMP": 60, "IND": 7380, "OCC": 9620},
+            {"EMPSTAT": 34, "LABFORCE": 1},
+        ),  # fmt: skip
         *pair(604, 2009, 5, {"WHYUNEMP": 4}),  # quit: not a job loser
-        *pair(605, 2009, 5, {"AGE": 17}), *pair(606, 2009, 5, {"AGE": 70}),
-        *pair(607, 2014, 9), *pair(608, 2009, 5, mish=4),
-        *pair(609, 2009, 5, target={"SEX": 1}), *pair(610, 2009, 5, target={"AGE": 37}),
-        *pair(611, 2009, 5, {"WTFINL": 0}), *pair(612, 2009, 5, {"FAMSIZE": 2, "NCHILD": 3}),
-        *pair(613, 2009, 5, {"OCC": 0}), *pair(614, 2009, 5, {"IND": 9995}),
-        *pair(615, 2009, 5, {"WKSTAT": 11}), *pair(0, 2009, 5),
+        *pair(605, 2009, 5, {"AGE": 17}),
+        *pair(606, 2009, 5, {"AGE": 70}),
+        *pair(607, 2014, 9),
+        *pair(608, 2009, 5, mish=4),
+        *pair(609, 2009, 5, target={"SEX": 1}),
+        *pair(610, 2009, 5, target={"AGE": 37}),
+        *pair(611, 2009, 5, {"WTFINL": 0}),
+        *pair(612, 2009, 5, {"FAMSIZE": 2, "NCHILD": 3}),
+        *pair(613, 2009, 5, {"OCC": 0}),
+        *pair(614, 2009, 5, {"IND": 9995}),
+        *pair(615, 2009, 5, {"WKSTAT": 11}),
+        *pair(0, 2009, 5),
         *pair(617, 2010, 5, {"WHYUNEMP": 1, "CLASSWKR": 0, "WNFTLOOK": 0}),
         *extra,
     ]
@@ -71,8 +82,12 @@ def test_universe_link_and_target(built) -> None:
     table, _ = built
     assert [c for c in table.columns if not c.startswith("_")] == table_columns(TASK)
     r = table.set_index("id")
-    assert r["target"].to_dict() == {lcui(601): "employed", lcui(602): "unemployed",
-                                     lcui(603): "not_in_labor_force", lcui(617): "employed"}
+    assert r["target"].to_dict() == {
+        lcui(601): "employed",
+        lcui(602): "unemployed",
+        lcui(603): "not_in_labor_force",
+        lcui(617): "employed",
+    }
     assert r.loc[lcui(602), "time"] == "2009-05-01"
     steps = pd.DataFrame(table.attrs["construction_steps"]).set_index("step")["dropped"]
     assert steps["job loser (WHYUNEMP 1-3)"] == 1 and steps["age 18-69"] == 2
@@ -105,10 +120,17 @@ def test_policy_and_labels(built) -> None:
 
 def test_broad_groups_follow_the_overrides() -> None:
     occ = ui.broad_occupation(pd.Series([430, 1550, 3300, 3100, 3640, 3655, 6260, 9840, 9999]))
-    assert occ.tolist() == ["management occupations", "technical occupations",
-                            "technical occupations", "professional occupations",
-                            "other service occupations", "other service occupations",
-                            "laboring and cleaning occupations", "the armed forces", None]
+    assert occ.tolist() == [
+        "management occupations",
+        "technical occupations",
+        "technical occupations",
+        "professional occupations",
+        "other service occupations",
+        "other service occupations",
+        "laboring and cleaning occupations",
+        "the armed forces",
+        None,
+    ]
     ind = ui.broad_industry(pd.Series([170, 570, 7270, 7470, 8680, 9290, 9890, 100]))
     assert ind.tolist() == ["agriculture", "transportation, communications, and public utilities",
                             "professional services", "business services", "personal services",
@@ -122,11 +144,13 @@ def test_prompt(built) -> None:
     check_prompt(system, user, TASK, 5)
     parts = user.split("\n\n")
     assert len(parts) == 7 and parts[3].startswith("You are also aware of recent national")
-    assert parts[1] == ("Here is your current and recent labor-market situation. Note that the "
-                        "current month is May. You are currently unemployed and are seeking "
-                        "full-time work. You have been unemployed for 10 weeks. The last time "
-                        "you worked full-time for at least 2 consecutive weeks was one to five "
-                        "years ago. In your most recent job, you worked in the private sector.")
+    assert parts[1] == (
+        "Here is your current and recent labor-market situation. Note that the "
+        "current month is May. You are currently unemployed and are seeking "
+        "full-time work. You have been unemployed for 10 weeks. The last time "
+        "you worked full-time for at least 2 consecutive weeks was one to five "
+        "years ago. In your most recent job, you worked in the private sector."
+    )
     assert parts[2] == ("Here is some additional information about your unemployment spell and "
                         "most recent job. Your unemployment began because you lost a job for "
                         "another reason. You are currently actively looking for work. In your "
@@ -138,16 +162,20 @@ def test_prompt(built) -> None:
     row = r.loc[lcui(602)].to_dict() | {"regular_ui_weeks": 1.0, "extension_ui_weeks": 12.5,
                                         "maximum_ui_weeks": 13.5}  # fmt: skip
     _, user = ui.render(row, TASK)
-    assert ("benefits for up to 13.5 weeks. This total consists of 1 week of regular state "
-            "benefits and 12.5 weeks of temporary additional benefits.") in user
+    assert (
+        "benefits for up to 13.5 weeks. This total consists of 1 week of regular state "
+        "benefits and 12.5 weeks of temporary additional benefits."
+    ) in user
     assert ui.naive_baseline(row, TASK) == ["unemployed"]
     check_golden("labor_cps_ui", *ui.render(r.loc[lcui(602)].to_dict(), TASK))
 
 
 def test_active_search_needs_last_full_time_work(built) -> None:
     table, _ = built
-    row = table.set_index("id").loc[lcui(602)].to_dict() | {"id": lcui(602),
-                                                            "wnftlook_baseline": None}
+    row = table.set_index("id").loc[lcui(602)].to_dict() | {
+        "id": lcui(602),
+        "wnftlook_baseline": None,
+    }
     with pytest.raises(DataError, match="wnftlook_baseline"):
         ui.render(row, TASK)
 

@@ -137,8 +137,8 @@ def test_xgboost_beats_no_change_on_the_demo_jobfind_task(tmp_path: Path) -> Non
     from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
     from hhx.surveys.ipums_cps import build
     from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-    from hhx.tasks.cps import jobfind as labor_cps_jobfind
     from hhx.tasks.context import BuildContext
+    from hhx.tasks.cps import jobfind as labor_cps_jobfind
     from hhx.tasks.registry import load_task
 
     write_synthetic_cps(

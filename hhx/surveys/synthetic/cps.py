@@ -109,8 +109,15 @@ def _dws_columns(
     def put(name: str, values) -> None:
         out[name][d] = values
 
-    put("DWREAS", pick([1, 2, 3, 4, 5, 6], [0.3, 0.3, 0.2, 0.06, 0.04, 0.1],
-                       [0.35, 0.4, 0.1, 0.08, 0.02, 0.05], [0.2, 0.2, 0.3, 0.05, 0.05, 0.2]))
+    put(
+        "DWREAS",
+        pick(
+            [1, 2, 3, 4, 5, 6],
+            [0.3, 0.3, 0.2, 0.06, 0.04, 0.1],
+            [0.35, 0.4, 0.1, 0.08, 0.02, 0.05],
+            [0.2, 0.2, 0.3, 0.05, 0.05, 0.2],
+        ),
+    )
     years = [0, 1, 2, 3, 4, 5] if year <= 1992 else [0, 1, 2, 3]  # the look-back regime
     late = np.linspace(1, 2, len(years))
     put("DWLASTWRK", pick(years, late / late.sum(), late[::-1] ** 3 / (late[::-1] ** 3).sum(),

@@ -616,5 +616,3 @@ def _simulate(
         state[:, s] = nxt
         record(s)
     return {"state": state, "empstat": empstat, "dur": dur, "why": why, "wnf": wnf}
-
-

@@ -76,6 +76,7 @@ def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
 def write_synthetic_ui_policy(path: str | Path, *, seed: int) -> Path:
     """Write `eui_state_08-14.dta` to `path`."""
     out = write_ui_policy_dta(synthetic_ui_policy_frame(seed=seed), path)
-    write_sidecar(out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file",
-                  seed=int(seed))
+    write_sidecar(
+        out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file", seed=int(seed)
+    )
     return out

@@ -188,9 +188,7 @@ def link_months(
     return out
 
 
-def same_person(
-    base: pd.DataFrame, target: pd.DataFrame, age_steps: Iterable[int]
-) -> np.ndarray:
+def same_person(base: pd.DataFrame, target: pd.DataFrame, age_steps: Iterable[int]) -> np.ndarray:
     """The reference's same-person checks on linked pairs (rows aligned by position): CPSIDV
     equal where both are observed, SEX and RACE codes equal (both missing counts as equal),
     both ages present and the age change in `age_steps`."""
@@ -610,7 +608,11 @@ class Background:
                     f"{t}: {col} {value!r} has no prompt wording (id {row.get('id')!r}); "
                     f"known: {list(CHECKED_VALUES[col])}"
                 )
-        age, famsize, nchild = whole(row, "age", t), whole(row, "famsize", t), whole(row, "nchild", t)
+        age, famsize, nchild = (
+            whole(row, "age", t),
+            whole(row, "famsize", t),
+            whole(row, "nchild", t),
+        )
         educ = pick(EDUC_PHRASE, text(row, "educ", t), "educ", row, t)
         marital = pick(MARITAL_CLAUSE, text(row, "marst", t), "marst", row, t)
         joint = ", and you live" if self.and_you_live else ", and live"

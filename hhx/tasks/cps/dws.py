@@ -179,7 +179,9 @@ def job_loss_sentences(row: Mapping[str, Any], task: str, *, currency: bool) -> 
     clauses = []
     union, health = optional_text(row, "dwunion"), optional_text(row, "dwhi")
     if union in ("yes", "no"):
-        clauses.append(f"You were {'a' if union == 'yes' else 'not a'} labor-union member at that job")
+        clauses.append(
+            f"You were {'a' if union == 'yes' else 'not a'} labor-union member at that job"
+        )
     if health in ("yes", "no"):
         clauses.append(
             f"the job {'provided' if health == 'yes' else 'did not provide'} health insurance"

@@ -113,8 +113,12 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     # The reference frame holds these as floats when any pooled row lacks them (ints + None).
     floats = ["target", "dwyears", "dwweekl"]
     pool = np.flatnonzero(keep)
-    for col, values in (("age", predictors["age"]), ("famsize", predictors["famsize"]),
-                        ("nchild", predictors["nchild"]), *((c, num[c]) for c in INTEGER)):
+    for col, values in (
+        ("age", predictors["age"]),
+        ("famsize", predictors["famsize"]),
+        ("nchild", predictors["nchild"]),
+        *((c, num[c]) for c in INTEGER),
+    ):
         if values.iloc[pool].isna().any():
             floats.append(col)
     apply_filters(steps, keep, [
@@ -199,4 +203,3 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:
     """No change: the lost job's weekly earnings."""
     return [number(row, "dwweekl", NAME)]
-

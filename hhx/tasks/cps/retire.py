@@ -105,7 +105,9 @@ QUESTION = (
     "Will you be retired one year from now? "
     'Use "retired" if you will be retired and "not_retired" if you will not be retired.'
 )
-INSTRUCTION_LEAD = 'Return exactly one valid JSON array containing one string: "retired" or "not_retired".'
+INSTRUCTION_LEAD = (
+    'Return exactly one valid JSON array containing one string: "retired" or "not_retired".'
+)
 UNION_SENTENCE = {
     "no union coverage": "You are not covered by a labor union.",
     "member of a labor union": "You are a labor-union member.",
@@ -135,7 +137,9 @@ BACKGROUND = Background(NAME, checked=frozenset({"sex", "race", "region", "metro
 @functools.cache
 def ipums_labels() -> dict[str, dict[int, str]]:
     rows = pd.read_csv(LABELS_PATH, keep_default_na=False)
-    return {var: dict(zip(g["code"], g["label"], strict=True)) for var, g in rows.groupby("variable")}
+    return {
+        var: dict(zip(g["code"], g["label"], strict=True)) for var, g in rows.groupby("variable")
+    }
 
 
 def code_labels(values: pd.Series, variable: str) -> pd.Series:
@@ -395,7 +399,9 @@ def partner_sentence(row: Mapping[str, Any]) -> str:
 
 def _shown(row: Mapping[str, Any], col: str) -> str:
     value = optional_text(row, col)
-    return NOT_OBSERVED if value is None or value.lower() in ("null", "missing", "unknown") else value
+    return (
+        NOT_OBSERVED if value is None or value.lower() in ("null", "missing", "unknown") else value
+    )
 
 
 def work_paragraph(row: Mapping[str, Any]) -> str:

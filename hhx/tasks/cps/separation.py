@@ -92,7 +92,9 @@ def job_paragraph(row: Mapping[str, Any], task: TaskConfig) -> str:
         detail += "."
     else:
         pick(dict.fromkeys(MULTJOB_LABELS, ""), multjob, "multjob_baseline", row, NAME)
-        detail += ", and do not hold multiple jobs." if multjob == "no" else ", and hold multiple jobs."
+        detail += (
+            ", and do not hold multiple jobs." if multjob == "no" else ", and hold multiple jobs."
+        )
     return f"Here is your current job. {month_note(month, False)} {employed} {detail}"
 
 

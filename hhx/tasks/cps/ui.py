@@ -294,7 +294,9 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     predictors = common_predictors(base)
     occupation, industry = broad_occupation(base["OCC"]), broad_industry(base["IND"])
     origin = origin_q_index(base["YEAR"], base["MONTH"])
-    reg, ext, top = (base[c] for c in ("regular_ui_weeks", "extension_ui_weeks", "maximum_ui_weeks"))
+    reg, ext, top = (
+        base[c] for c in ("regular_ui_weeks", "extension_ui_weeks", "maximum_ui_weeks")
+    )
     labels = [c for c in COMMON_LABELS if c != "relate"]
     keep = np.ones(len(base), dtype=bool)
     apply_filters(steps, keep, [
