@@ -16,7 +16,7 @@ from hhx.surveys.synthetic.cps import write_synthetic_cps
 @pytest.fixture(scope="module")
 def extract(tmp_path_factory) -> bytes:
     path = tmp_path_factory.mktemp("cps") / "good.csv.gz"
-    return write_synthetic_cps(path, seed=2, n_households=300, start="2024-01", end="2024-04",
+    return write_synthetic_cps(path, seed=2, n_households=60, start="2024-01", end="2024-02",
                                compresslevel=1).read_bytes()  # fmt: skip
 
 
