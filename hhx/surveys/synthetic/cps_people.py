@@ -518,7 +518,7 @@ def _simulate(
 
     def record(s: int) -> None:
         st = state[:, s]
-        absent[:, s] = (st == EMP) & (rng.random(n) < 0.03)
+        absent[:, s] = (st == EMP) & (rng.random(n) < 0.02)
         empstat[:, s] = np.select(
             [st == EMP, (st == UNE) & spell_new, st == UNE, st == NILF],
             [np.where(absent[:, s], 12, 10), 22, 21, nilf_kind],
@@ -554,7 +554,8 @@ def _simulate(
         p_en = p_en + np.where(age >= 60, 0.012 * (age - 60) + 0.04 * pp["pt"], 0)
         # absent from work last month: often a temporary layoff now
         was_absent = absent[:, s - 1]
-        p_eu = np.where(was_absent, 0.45, p_eu)
+        # (strong enough that zero hours last week predict unemployment next month)
+        p_eu = np.where(was_absent, 0.65, p_eu)
         p_en = np.where(was_absent, 0.15, p_en)
         to_u = e & (r < p_eu)
         to_n = e & ~to_u & (r < p_eu + p_en)
