@@ -25,7 +25,7 @@ from hhx.surveys.ipums_cps import (
 )
 from hhx.surveys.release_dates import cps_release_dates, proxy_release_date
 from hhx.surveys.synthetic.cps import write_synthetic_cps
-from hhx.tasks.cps_common import TWELVE_MONTHS, link_months
+from hhx.tasks.cps.common import TWELVE_MONTHS, link_months
 
 FIXTURES = Path(
     os.environ.get("HHX_IPUMS_FIXTURES", Path(__file__).parent / "fixtures" / "ipumspy")

@@ -1,21 +1,28 @@
 """State UI potential duration by month (Farber-Rothstein-Valletta 2015) -> `cps_ui_policy.parquet`.
 
-Facts: shared/spec/00_common.md 1.3 (UI policy row) and 20_tasks_labor_macro.md section 5.
-`survey.raw.ui_policy` is `eui_state_08-14.dta` of the replication archive `P2015_1088_data`: a
-Stata file with `fips`, `year`, `month`, `reg_UI`, `ext_wks`, `ui_weeks`, whose variable labels
-are checked so that a different file with the same column names is not taken for it.
+Facts: shared/spec/00_common.md 1.3 (UI policy row), 20_tasks_labor_macro.md section 5 and the
+reference `scripts/1_preprocessing/cps_ui_policy.py`. `survey.raw.ui_policy` is
+`eui_state_08-14.dta` of the replication archive `P2015_1088_data`: a Stata file whose variable
+labels must read exactly fips 'FIPS state code', year 'year of obs.', month 'month of obs.',
+ext_wks 'total weeks of extended UI (13-73)', reg_UI 'regular UI weeks (<26 for some)',
+ui_weeks 'Total UI weeks (no suspensions)' (the reference refuses any other file).
 
-Output, one row per state x month: `fips`, `year`, `month`, `regular_ui_weeks` = reg_UI,
-`maximum_ui_weeks` = ui_weeks, `extension_ui_weeks` = ui_weeks - reg_UI (this keeps the source's
-total in months when extended benefits were suspended), `source_active_extension_weeks` = ext_wks
-(audit only), `policy_effective_date` = "YYYY-MM-05" (the status as of day 5 of the month).
-Checks: no missing value, unique (fips, year, month), durations >= 0, exactly 8,976 rows = the
-51 states (incl. DC) x 176 months, each state on every month, covering the labor_cps_ui baseline
-window Jan 2008 - Aug 2014.
+Output, one row per state x month, in the reference's column order and sorted by year, month,
+fips: `fips`, `year`, `month` (int64), `policy_effective_date` = "YYYY-MM-05" (the status as
+of day 5), `regular_ui_weeks` = reg_UI, `extension_ui_weeks` = ui_weeks - reg_UI (keeps the
+source total in months when extended benefits were suspended), `maximum_ui_weeks` = ui_weeks,
+`source_active_extension_weeks` = ext_wks (audit only).
+Checks, as the reference: the six columns are numeric without missing values; fips, year and
+month whole numbers; (fips, year, month) unique; month 1-12; regular, extension and maximum
+weeks >= 0 and regular + extension = maximum; exactly 8,976 rows and 51 distinct fips. hhx adds
+that the fips are the 51 state codes (incl. DC), every state has every month and the months
+cover the labor_cps_ui window (Jan 2008 - Aug 2014, which the reference checks in that task).
+A file that is empty, cut short or not Stata is a one-line error naming it.
 """
 
 from __future__ import annotations
 
+import struct
 import time
 from pathlib import Path
 
@@ -31,8 +38,11 @@ SOURCE = (
     "(https://www.aeaweb.org/articles?id=10.1257/aer.p20151088)"
 )
 OUTPUT_NAME = "cps_ui_policy"
-# Verified variable labels (compared case-insensitively, surrounding spaces ignored).
+# The variable labels the reference checks (exact text).
 VARIABLE_LABELS = {
+    "fips": "FIPS state code",
+    "year": "year of obs.",
+    "month": "month of obs.",
     "ext_wks": "total weeks of extended UI (13-73)",
     "reg_UI": "regular UI weeks (<26 for some)",
     "ui_weeks": "Total UI weeks (no suspensions)",
@@ -47,8 +57,8 @@ EXPECTED_ROWS = 8_976
 EXPECTED_MONTHS = EXPECTED_ROWS // len(STATE_FIPS)  # 176
 TASK_WINDOW = (pd.Period("2008-01", "M"), pd.Period("2014-08", "M"))
 OUTPUT_COLUMNS = [
-    "fips", "year", "month", "regular_ui_weeks", "extension_ui_weeks", "maximum_ui_weeks",
-    "source_active_extension_weeks", "policy_effective_date",
+    "fips", "year", "month", "policy_effective_date", "regular_ui_weeks", "extension_ui_weeks",
+    "maximum_ui_weeks", "source_active_extension_weeks",
 ]  # fmt: skip
 
 
@@ -59,11 +69,10 @@ def _check_labels(labels: dict[str, str], path: Path) -> None:
                 f"{path}: column {column!r} not found; expected eui_state_08-14.dta from {SOURCE}"
             )
     for column, expected in VARIABLE_LABELS.items():
-        got = labels[column].strip()
-        if got.lower() != expected.lower():
+        if labels[column] != expected:
             raise DataError(
-                f"{path}: variable label of {column} is {got!r}, expected {expected!r}; "
-                f"this is not eui_state_08-14.dta from {SOURCE}"
+                f"{path}: variable label of {column} is {labels[column]!r}, expected "
+                f"{expected!r}; this is not eui_state_08-14.dta from {SOURCE}"
             )
 
 
@@ -75,22 +84,36 @@ def _integers(values: pd.Series, column: str, path: Path) -> pd.Series:
     return number.astype("int64")
 
 
-def read_ui_policy(path: str | Path) -> pd.DataFrame:
-    """`eui_state_08-14.dta` -> the checked `cps_ui_policy` frame."""
-    p = require_file(Path(path), "UI policy file eui_state_08-14.dta", SOURCE)
+def _read_stata(p: Path) -> tuple[dict[str, str], pd.DataFrame]:
+    """Labels and data of a Stata file; an empty, truncated or foreign file is one DataError."""
+    if p.stat().st_size == 0:
+        raise DataError(f"{p}: the file is empty (0 bytes); expected eui_state_08-14.dta from {SOURCE}")
     try:
         with pd.read_stata(p, iterator=True, convert_categoricals=False) as reader:
             labels = reader.variable_labels()
             _check_labels(labels, p)
             raw = reader.read()
-    except (ValueError, OSError) as exc:
-        raise DataError(f"{p}: not a readable Stata file ({exc})") from None
-    raw = raw[REQUIRED_COLUMNS]
+    except DataError:
+        raise
+    except (ValueError, OSError, EOFError, struct.error, UnicodeDecodeError) as exc:
+        raise DataError(f"{p}: not a readable Stata file, or cut short ({exc})") from None
+    return labels, raw
+
+
+def read_ui_policy(path: str | Path) -> pd.DataFrame:
+    """`eui_state_08-14.dta` -> the checked `cps_ui_policy` frame."""
+    p = require_file(Path(path), "UI policy file eui_state_08-14.dta", SOURCE)
+    _, raw = _read_stata(p)
+    if raw.empty:
+        raise DataError(f"{p}: the file holds no rows; expected 8,976 state-month rows")
+    raw = raw[REQUIRED_COLUMNS].apply(pd.to_numeric, errors="coerce")
     holes = raw.isna().any()
     if holes.any():
         column = holes[holes].index[0]
         row = int(raw[column].isna().to_numpy().argmax())
-        raise DataError(f"{p}: column {column} is missing in row {row + 1}; no gaps are allowed")
+        raise DataError(
+            f"{p}: column {column} is missing or not numeric in row {row + 1}; no gaps are allowed"
+        )
     out = pd.DataFrame(
         {
             "fips": _integers(raw["fips"], "fips", p),
@@ -113,7 +136,7 @@ def read_ui_policy(path: str | Path) -> pd.DataFrame:
     out["extension_ui_weeks"] = maximum - regular
     out["maximum_ui_weeks"] = maximum
     out["source_active_extension_weeks"] = raw["ext_wks"].astype("float64").to_numpy()
-    for column in ("regular_ui_weeks", "extension_ui_weeks", "source_active_extension_weeks"):
+    for column in ("regular_ui_weeks", "extension_ui_weeks", "maximum_ui_weeks"):
         negative = out[column] < 0
         if negative.any():
             r = out[negative].iloc[0]
@@ -135,7 +158,8 @@ def read_ui_policy(path: str | Path) -> pd.DataFrame:
     out["policy_effective_date"] = (
         out["year"].astype(str) + "-" + out["month"].map("{:02d}".format) + "-05"
     )
-    return out.sort_values(keys, ignore_index=True)[OUTPUT_COLUMNS]
+    order = ["year", "month", "fips"]  # the reference's row order
+    return out.sort_values(order, kind="mergesort", ignore_index=True)[OUTPUT_COLUMNS]
 
 
 def _check_grid(out: pd.DataFrame, path: Path) -> None:

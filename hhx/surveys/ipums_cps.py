@@ -30,6 +30,7 @@ import itertools
 import re
 import time
 import warnings
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -339,10 +340,24 @@ def _open_bytes(path: Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")  # type: ignore[return-value]
 
 
+def _damaged(path: Path, exc: BaseException) -> DataError:
+    """One line for a compressed extract that cannot be read to its end."""
+    if isinstance(exc, EOFError):
+        what = "the compressed file ends early (cut short or damaged); download it again"
+    elif isinstance(exc, gzip.BadGzipFile):
+        what = f"not a gzip file ({exc}); give the .csv.gz IPUMS delivers or the plain .csv"
+    else:
+        what = f"cannot be read ({type(exc).__name__}: {exc})"
+    return DataError(f"{path}: {what}")
+
+
 def csv_header(path: Path) -> list[str]:
     """Column names of a CSV extract (first line)."""
-    with _open_bytes(path) as fh:
-        line = fh.readline().decode("utf-8-sig").strip()
+    try:
+        with _open_bytes(path) as fh:
+            line = fh.readline().decode("utf-8-sig").strip()
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+        raise _damaged(path, exc) from None
     if not line:
         raise DataError(f"{path}: empty file (expected a header row of IPUMS variable names)")
     names = [c.strip().strip('"') for c in line.split(",")]
@@ -391,6 +406,9 @@ def iter_csv_chunks(
     except pa.ArrowInvalid as exc:
         reader_src.close()
         raise DataError(f"{path}: {_arrow_message(exc, header)}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        reader_src.close()
+        raise _damaged(path, exc) from None
     pending: list[pa.RecordBatch] = []
     n_pending = 0
     first_row = 0
@@ -402,6 +420,8 @@ def iter_csv_chunks(
                 break
             except pa.ArrowInvalid as exc:
                 raise DataError(f"{path}: {_arrow_message(exc, header)}") from None
+            except (OSError, EOFError, zlib.error) as exc:
+                raise _damaged(path, exc) from None
             pending.append(batch)
             n_pending += batch.num_rows
             while n_pending >= chunk_rows:

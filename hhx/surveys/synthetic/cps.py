@@ -3,17 +3,26 @@
 All 149 columns of spec 1.4 in order, real IPUMS codes, the 4-8-4 rotation (MISH 1-4, eight
 months out, MISH 5-8), IPUMS-style 14-digit CPSID/CPSIDP that link a person across months,
 household non-response, and October 2025 missing as in the real extract. Labor-force status
-follows a monthly Markov chain with published-CPS-like flows (of the unemployed about half stay
-unemployed, the rest split between a job and leaving the labor force; the employed mostly stay
-employed); exits from unemployment depend on age, education and unemployment duration (DURUNEMP
-grows by the weeks between reference weeks while a spell lasts), so there is something to learn.
+follows a monthly Markov chain with published-CPS-like flows (`cps_people.py`): exits from
+unemployment depend on age, education, duration, the spell's reason and, for job losers, the
+state's maximum UI weeks of the synthetic UI-policy file of the same seed; absences from work
+lead to temporary layoffs; older workers retire at rising rates.
+
+The Displaced Worker Supplement follows the real schedule (January of even years to 1992 and
+from 2002 to 2024, February 1994-2000), with a five-year look-back to 1992 and three years
+after. Demo rates are inflated (a third of employed adults, half of the unemployed report a
+displacement) so that every supplement month of a small extract gives 100+ task rows; the
+answers depend on the person: current status on the reason and timing of the loss, current
+weekly earnings on the lost job's earnings, tenure, weeks without work and education.
+
+`extra_months` adds single months outside start..end (with the households in sample then),
+e.g. supplement months of the early 1990s without simulating the years between.
 
 Not data about households: a sidecar `<file>.synthetic.json` marks the file as synthetic.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import json
 from collections.abc import Sequence
@@ -27,582 +36,126 @@ from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS
 from hhx.surveys.synthetic import write_sidecar
-
-GENERATOR_VERSION = 1
-SLOTS = (0, 1, 2, 3, 12, 13, 14, 15)  # months after entry in which MISH 1..8 are interviewed
-HORIZON = 16  # months simulated per person (entry .. MISH 8)
-
-# Labor-force states of the simulation
-NIU, EMP, UNE, NILF = 0, 1, 2, 3
-
-# --------------------------------------------------------------------------------------------
-# Geography: state FIPS, census division (IPUMS REGION code), population weight (millions)
-_STATES = np.array(
-    [
-        (1, 32, 5.0),
-        (2, 42, 0.7),
-        (4, 41, 7.3),
-        (5, 33, 3.0),
-        (6, 42, 39.0),
-        (8, 41, 5.8),
-        (9, 11, 3.6),
-        (10, 31, 1.0),
-        (11, 31, 0.7),
-        (12, 31, 22.0),
-        (13, 31, 10.8),
-        (15, 42, 1.4),
-        (16, 41, 1.9),
-        (17, 21, 12.6),
-        (18, 21, 6.8),
-        (19, 22, 3.2),
-        (20, 22, 2.9),
-        (21, 32, 4.5),
-        (22, 33, 4.6),
-        (23, 11, 1.4),
-        (24, 31, 6.2),
-        (25, 11, 7.0),
-        (26, 21, 10.0),
-        (27, 22, 5.7),
-        (28, 32, 2.9),
-        (29, 22, 6.2),
-        (30, 41, 1.1),
-        (31, 22, 2.0),
-        (32, 41, 3.1),
-        (33, 11, 1.4),
-        (34, 12, 9.3),
-        (35, 41, 2.1),
-        (36, 12, 20.0),
-        (37, 31, 10.5),
-        (38, 22, 0.8),
-        (39, 21, 11.8),
-        (40, 33, 4.0),
-        (41, 42, 4.2),
-        (42, 12, 13.0),
-        (44, 11, 1.1),
-        (45, 31, 5.2),
-        (46, 22, 0.9),
-        (47, 32, 7.0),
-        (48, 33, 29.0),
-        (49, 41, 3.3),
-        (50, 11, 0.6),
-        (51, 31, 8.6),
-        (53, 42, 7.7),
-        (54, 31, 1.8),
-        (55, 21, 5.9),
-        (56, 41, 0.6),
-    ]
+from hhx.surveys.synthetic.cps_people import (
+    _FAMINC,
+    _JOBS,
+    _STATES,
+    _WAGE_CLASS,
+    EMP,
+    NILF,
+    SLOTS,
+    UNE,
+    _choice,
+    _households,
+    _macro_paths,
+    _month_index,
+    _persons,
+    _simulate,
 )
 
-# Jobs: (OCC/OCC2010, OCC1990, OCC1950, IND, IND1990, IND1950) representative codes
-_JOBS = np.array(
-    [
-        (430, 22, 290, 7870, 732, 888),
-        (800, 23, 0, 6870, 700, 716),
-        (1020, 229, 93, 7380, 732, 888),
-        (2310, 156, 93, 7860, 842, 868),
-        (3255, 95, 58, 8190, 831, 869),
-        (3600, 447, 730, 8270, 831, 869),
-        (4020, 436, 754, 8680, 641, 679),
-        (4720, 276, 390, 4970, 591, 679),
-        (5240, 376, 390, 6690, 700, 716),
-        (6230, 567, 510, 770, 60, 246),
-        (9130, 804, 683, 6170, 410, 506),
-        (9620, 889, 970, 3080, 351, 399),
-    ]
-)
-# CLASSWKR of a person's job, and probabilities
-_CLASS = np.array([22, 23, 25, 27, 28, 13, 14, 29])
-_CLASS_P = np.array([0.68, 0.08, 0.025, 0.04, 0.07, 0.06, 0.04, 0.005])
-_WAGE_CLASS = {21, 22, 23, 24, 25, 27, 28}
-# FAMINC codes (IPUMS brackets), low to high
-_FAMINC = np.array([100, 210, 300, 430, 470, 500, 600, 710, 720, 730, 740, 820, 830, 841, 842, 843])
+GENERATOR_VERSION = 2
 
-# EDUC codes by level 0..4 (HS or less, HS diploma, some college, bachelor's, graduate)
-_EDUC_CODES = [
-    np.array([2, 10, 20, 30, 40, 50, 60, 71]),
-    np.array([73]),
-    np.array([81, 91, 92]),
-    np.array([111]),
-    np.array([123, 124, 125]),
-]
+
+def dws_month(year: int, month: int) -> bool:
+    """Whether a month carries the Displaced Worker Supplement (the real schedule to 2024)."""
+    if year % 2 or year < 1984 or year > 2024:
+        return False
+    return month == (2 if 1994 <= year <= 2000 else 1)
 
 
 # --------------------------------------------------------------------------------------------
-# Calendar
+# The Displaced Worker Supplement
+
+DWS_COLUMNS = (
+    "DWLOSTJOB", "DWSTAT", "DWREAS", "DWRECALL", "DWNOTICE", "DWLASTWRK", "DWYEARS",
+    "DWFULLTIME", "DWWEEKL", "DWWAGEL", "DWUNION", "DWBEN", "DWEXBEN", "DWHI", "DWCLASS",
+    "DWIND", "DWIND1990", "DWOCC", "DWOCC1990", "DWMOVE", "DWHINOW", "DWJOBSINCE", "DWWEEKC",
+    "DWWAGEC", "DWHRSWKC", "DWRESP", "DWWKSUN",
+)  # fmt: skip
+_DWS_NIU = {"DWYEARS": 99.99, "DWWEEKL": 9999.99, "DWWAGEL": 999.99, "DWWEEKC": 9999.99,
+            "DWWAGEC": 999.99, "DWHRSWKC": 999, "DWWKSUN": 999, "DWIND": 0, "DWIND1990": 0,
+            "DWOCC": 0, "DWOCC1990": 999, "DWRESP": 0}  # fmt: skip
 
 
-def _month_index(text: str) -> int:
-    try:
-        year, month = (int(x) for x in text.split("-")[:2])
-        if not 1 <= month <= 12:
-            raise ValueError
-    except ValueError:
-        raise ConfigError(f"synthetic CPS: month {text!r} is not YYYY-MM") from None
-    return year * 12 + month - 1
-
-
-def _reference_sunday(mi: int) -> dt.date:
-    """Sunday starting the CPS reference week (the week containing the 12th)."""
-    d = dt.date(mi // 12, mi % 12 + 1, 12)
-    return d - dt.timedelta(days=(d.weekday() + 1) % 7)
-
-
-def _macro_paths(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per calendar month: separation multiplier and job-finding logit shift (a pandemic shock
-    in spring 2020, a slow cycle otherwise) so that national conditions carry information."""
-    months = np.arange(lo, hi + 1)
-    cycle = np.sin(2 * np.pi * (months - lo) / 96.0)
-    sep = 1.0 + 0.15 * cycle
-    find = 0.15 * cycle
-    for text, s_mult, f_shift in (
-        ("2020-03", 2.5, -0.3),
-        ("2020-04", 9.0, -0.9),
-        ("2020-05", 2.0, 0.5),
-        ("2020-06", 1.5, 0.5),
-        ("2020-07", 1.4, 0.4),
-        ("2020-08", 1.3, 0.3),
-        ("2020-09", 1.2, 0.1),
-        ("2020-10", 1.2, 0.0),
-        ("2020-11", 1.1, 0.0),
-        ("2020-12", 1.1, 0.0),
-    ):
-        i = _month_index(text) - lo
-        if 0 <= i < len(months):
-            sep[i] *= s_mult
-            find[i] += f_shift
-    return sep, find
-
-
-# --------------------------------------------------------------------------------------------
-# Population
-
-
-def _choice(rng: np.random.Generator, values, p, size: int) -> np.ndarray:
-    p = np.asarray(p, dtype=float)
-    return np.asarray(values)[rng.choice(len(p), size=size, p=p / p.sum())]
-
-
-def _households(rng: np.random.Generator, entry: np.ndarray) -> dict[str, np.ndarray]:
-    n = len(entry)
-    state_idx = rng.choice(len(_STATES), size=n, p=_STATES[:, 2] / _STATES[:, 2].sum())
-    hh_type = rng.choice(
-        5, size=n, p=[0.28, 0.27, 0.24, 0.09, 0.12]
-    )  # single, couple, family, lone parent, other
-    kids = np.zeros(n, dtype=np.int64)
-    fam = hh_type == 2
-    kids[fam] = rng.choice([1, 2, 3], size=fam.sum(), p=[0.4, 0.4, 0.2])
-    lone = hh_type == 3
-    kids[lone] = rng.choice([1, 2], size=lone.sum(), p=[0.6, 0.4])
-    other = hh_type == 4
-    kids[other] = rng.choice([0, 1], size=other.sum(), p=[0.75, 0.25])
-    hispan = _choice(
-        rng,
-        [0, 100, 200, 300, 400, 600, 611, 612],
-        [0.82, 0.11, 0.02, 0.01, 0.01, 0.01, 0.01, 0.01],
-        n,
-    )
-    race = _choice(
-        rng,
-        [100, 200, 651, 300, 652, 801, 802, 803],
-        [0.77, 0.13, 0.06, 0.01, 0.003, 0.012, 0.008, 0.007],
-        n,
-    )
-    return {
-        "entry": entry,
-        "statefip": _STATES[state_idx, 0].astype(np.int64),
-        "region": _STATES[state_idx, 1].astype(np.int64),
-        "metro": _choice(rng, [1, 2, 3, 4], [0.14, 0.30, 0.45, 0.11], n),
-        "tenure": _choice(rng, [1, 2, 3], [0.65, 0.33, 0.02], n),
-        "type": hh_type,
-        "kids": kids,
-        "race": race,
-        "hispan": hispan,
-        "weight": np.round(rng.lognormal(np.log(1800), 0.35, n), 4),
-        "key": rng.random(n),  # fixes SERIAL order within a month
-        "hrhhid": rng.integers(10**13, 10**15 - 1, n),
-        "hrhhid2": rng.integers(10000, 99999, n),
-        "responds": rng.random((n, len(SLOTS))) < 0.95,
-        "faminc_shift": rng.normal(0, 2.0, n),
-    }
-
-
-# Roles: 0 reference person, 1 spouse, 2 extra adult, 3 child
-def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    n_hh = len(hh["type"])
-    ids = np.arange(n_hh)
-    has_spouse = np.isin(hh["type"], [1, 2])
-    has_extra = hh["type"] == 4
-    hh_of = np.concatenate([ids, ids[has_spouse], ids[has_extra], np.repeat(ids, hh["kids"])])
-    role = np.concatenate(
-        [
-            np.zeros(n_hh, int),
-            np.ones(has_spouse.sum(), int),
-            np.full(has_extra.sum(), 2),
-            np.full(hh["kids"].sum(), 3),
-        ]
-    )
-    order = np.lexsort((role, hh_of))
-    hh_of, role = hh_of[order], role[order]
-    n = len(hh_of)
-    first = np.r_[0, np.flatnonzero(np.diff(hh_of)) + 1]
-    pernum = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n])) + 1
-    hsize = np.bincount(hh_of, minlength=n_hh)
-
-    htype = hh["type"][hh_of]
-    ref_age = np.select(
-        [htype == 0, htype == 1, htype == 2, htype == 3],
-        [
-            rng.uniform(18, 86, n),
-            rng.uniform(22, 86, n),
-            rng.uniform(26, 58, n),
-            rng.uniform(20, 55, n),
-        ],
-        rng.uniform(18, 76, n),
-    )
-    ref_age_hh = np.zeros(n_hh)
-    ref_age_hh[hh_of[role == 0]] = ref_age[role == 0]
-    ref_age = ref_age_hh[hh_of]
-    extra_rel = _choice(
-        rng, [1114, 1115, 501, 701, 1001, 1260, 901], [0.35, 0.2, 0.15, 0.15, 0.08, 0.04, 0.03], n
-    )
-    relate = np.select([role == 0, role == 1, role == 2], [101, 201, extra_rel], 301)
-    age = np.select(
-        [
-            role == 0,
-            role == 1,
-            (role == 2) & np.isin(relate, [1114, 701]),
-            (role == 2) & (relate == 1115),
-            (role == 2) & (relate == 501),
-            (role == 2) & (relate == 901),
-            role == 2,
-        ],
-        [
-            ref_age,
-            ref_age + rng.normal(0, 4, n),
-            ref_age + rng.normal(0, 5, n),
-            rng.uniform(18, 40, n),
-            ref_age + rng.uniform(22, 35, n),
-            rng.uniform(5, 21, n),
-            rng.uniform(15, 80, n),
-        ],
-        rng.uniform(0, 1, n) * np.clip(np.minimum(25, ref_age - 17), 1, None),
-    )
-    age = np.clip(age, 0, 85.9)
-    age[(role == 1) | (relate == 1114)] = np.maximum(age[(role == 1) | (relate == 1114)], 18)
-    sex = rng.integers(1, 3, n)
-    ref_sex = np.zeros(n_hh, int)
-    ref_sex[hh_of[role == 0]] = sex[role == 0]
-    spouse = role == 1
-    sex[spouse] = np.where(
-        rng.random(spouse.sum()) < 0.97, 3 - ref_sex[hh_of[spouse]], ref_sex[hh_of[spouse]]
-    )
-
-    # marital status
-    r = rng.random(n)
-    single_adult = (role != 1) & ~((role == 0) & np.isin(htype, [1, 2])) & (age >= 15)
-    young, mid = age < 30, (age >= 30) & (age < 60)
-    marst = np.full(n, 6)
-    marst[(role == 1) | ((role == 0) & np.isin(htype, [1, 2]))] = 1
-    old_pick = np.select([r < 0.45, r < 0.75, r < 0.95], [5, 4, 6], 2)
-    mid_pick = np.select([r < 0.40, r < 0.75, r < 0.85, r < 0.90], [6, 4, 3, 5], 2)
-    young_pick = np.select([r < 0.85, r < 0.93, r < 0.97], [6, 4, 3], 2)
-    pick = np.where(young, young_pick, np.where(mid, mid_pick, old_pick))
-    marst[single_adult & (role != 3)] = pick[single_adult & (role != 3)]
-
-    # origin
-    race = np.where(rng.random(n) < 0.95, hh["race"][hh_of], 100)
-    hispan = hh["hispan"][hh_of]
-    p_foreign = np.where(hispan > 0, 0.35, np.where(race == 651, 0.6, 0.08))
-    p_foreign = np.where(role == 3, p_foreign * 0.25, p_foreign)
-    foreign = rng.random(n) < p_foreign
-    nativity = np.where(foreign, 5, _choice(rng, [1, 2, 3, 4], [0.78, 0.05, 0.05, 0.12], n))
-    citizen = np.where(
-        foreign, np.where(rng.random(n) < 0.5, 4, 5), _choice(rng, [1, 2, 3], [0.98, 0.01, 0.01], n)
-    )
-    bpl_foreign = np.where(
-        hispan > 0,
-        _choice(rng, [20000, 21000, 26000, 30000], [0.6, 0.2, 0.1, 0.1], n),
-        np.where(
-            race == 651,
-            _choice(rng, [50000, 51500, 52100], [0.4, 0.3, 0.3], n),
-            _choice(rng, [41000, 45000, 60000], [0.4, 0.3, 0.3], n),
-        ),
-    )
-    entry_year = hh["entry"][hh_of] // 12
-    arrival = np.maximum(entry_year - np.floor(age).astype(int), 1950)
-    yrimmig = np.where(foreign, rng.integers(arrival, entry_year + 1), 0)
-
-    # education level 0..4 by age; codes
-    level = _choice(rng, [0, 1, 2, 3, 4], [0.10, 0.27, 0.27, 0.22, 0.14], n)
-    level = np.where(
-        age < 18,
-        0,
-        np.where(
-            age < 20,
-            np.minimum(level, 1),
-            np.where(
-                age < 22, np.minimum(level, 2), np.where(age < 25, np.minimum(level, 3), level)
-            ),
-        ),
-    )
-    educ = np.zeros(n, dtype=np.int64)
-    for lv, codes in enumerate(_EDUC_CODES):
-        m = level == lv
-        educ[m] = rng.choice(codes, size=m.sum())
-    teen = age < 18
-    educ[teen] = np.clip((np.floor(age[teen]) - 11) * 10, 2, 60).astype(int)  # grades 9-11
-    educ[age < 15] = 1  # NIU for children
-    level[age < 18] = 0
-
-    vet_p = np.where(sex == 1, np.select([age < 40, age < 65], [0.04, 0.10], 0.35), 0.015)
-    vetstat = np.where(age < 17, 0, np.where(rng.random(n) < vet_p, 2, 1))
-
-    # household family size / children (nonrelatives form their own family)
-    related = np.isin(relate, [101, 201, 301, 501, 701, 1001, 901])
-    famsize_hh = np.bincount(hh_of, weights=related, minlength=n_hh).astype(int)
-    famsize = np.where(related, famsize_hh[hh_of], 1)
-    kid_age = np.where(relate == 301, age, np.inf)
-    nchild_hh = hh["kids"]
-    under5 = np.bincount(hh_of, weights=kid_age < 5, minlength=n_hh).astype(int)
-    parent = np.isin(relate, [101, 201])
-    nchild = np.where(parent, nchild_hh[hh_of], np.where(relate == 501, 1, 0))
-    nchlt5 = np.where(parent, under5[hh_of], 0)
-    spouse_pernum = np.zeros(n_hh, int)
-    spouse_pernum[hh_of[spouse]] = pernum[spouse]
-    sploc = np.where(
-        (role == 0) & np.isin(htype, [1, 2]), spouse_pernum[hh_of], np.where(spouse, 1, 0)
-    )
-
-    job = rng.integers(0, len(_JOBS), n)
-    disabled = rng.random(n) < np.where(age >= 30, 0.05 + 0.002 * (age - 30), 0.01)
-    return {
-        "hh": hh_of,
-        "pernum": pernum,
-        "role": role,
-        "relate": relate,
-        "nprec": hsize[hh_of],
-        "age0": age,
-        "sex": sex,
-        "marst": marst,
-        "race": race,
-        "hispan": hispan,
-        "nativity": nativity,
-        "citizen": citizen,
-        "bpl": np.where(foreign, bpl_foreign, 9900),
-        "yrimmig": yrimmig,
-        "educ": educ,
-        "level": level,
-        "vetstat": vetstat,
-        "famsize": famsize,
-        "nchild": nchild,
-        "nchlt5": nchlt5,
-        "sploc": sploc,
-        "famrel": np.select(
-            [relate == 101, relate == 201, relate == 301, related], [1, 2, 3, 4], 0
-        ),
-        "famunit": np.where(related, 1, 2),
-        "job": job,
-        "cls": _choice(rng, _CLASS, _CLASS_P, n),
-        "pt": rng.random(n)
-        < np.clip(0.15 + 0.30 * (age < 25) + 0.35 * (age >= 65) + 0.1 * (sex == 2), 0, 0.9),
-        "z": rng.normal(0, 0.45, n),  # personal job-finding propensity
-        "never_worked": rng.random(n) < np.select([age < 20, age < 25], [0.5, 0.2], 0.02),
-        "disabled": disabled,
-        "multjob": rng.random(n) < 0.05,
-        "hours": np.where(rng.random(n) < 0.6, 40, rng.integers(35, 61, n)),
-        "pt_hours": rng.integers(8, 35, n),
-        "logwage": 2.55 + 0.16 * level + 0.012 * np.clip(age - 18, 0, 30) + rng.normal(0, 0.35, n),
-        "paidhour": rng.random(n) < 0.55,
-        "union": _choice(rng, [1, 2, 3], [0.88, 0.10, 0.02], n),
-        "profcert": rng.random(n) < 0.25,
-        "weight_f": rng.uniform(0.85, 1.15, n),
-    }
-
-
-# --------------------------------------------------------------------------------------------
-# Labor-force paths
-
-
-def _simulate(
+def _dws_columns(
     rng: np.random.Generator,
-    pp: dict[str, np.ndarray],
-    entry: np.ndarray,
-    lo: int,
-    sep_path: np.ndarray,
-    find_path: np.ndarray,
+    year: int,
+    month: int,
+    age: np.ndarray,
+    states: tuple[np.ndarray, np.ndarray, np.ndarray],
+    level: np.ndarray,
+    wage: np.ndarray,
+    usual: np.ndarray,
+    job: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Monthly Markov chain over the 16 months from entry (state, EMPSTAT, duration, spell info)."""
-    n = len(entry)
-    state = np.zeros((n, HORIZON), dtype=np.int8)
-    empstat = np.zeros((n, HORIZON), dtype=np.int16)
-    dur = np.full((n, HORIZON), 999, dtype=np.int16)
-    why = np.zeros((n, HORIZON), dtype=np.int8)
-    wnf = np.zeros((n, HORIZON), dtype=np.int8)
-    nilf_kind = np.zeros(n, dtype=np.int16)
-    spell_why = np.zeros(n, dtype=np.int8)
-    spell_wnf = np.zeros(n, dtype=np.int8)
-    spell_new = np.zeros(n, dtype=bool)
-    cur_dur = np.zeros(n, dtype=np.int16)
-    never = pp["never_worked"].copy()
-    level, z = pp["level"], pp["z"]
-    sunday_weeks = np.array(
-        [
-            (_reference_sunday(m + 1) - _reference_sunday(m)).days // 7
-            for m in range(lo, lo + len(sep_path) + 1)
-        ],
-        dtype=np.int16,
+    """The DW* columns of one month: NIU outside supplement months; in them, displaced
+    workers' answers depend on their current state (the reemployed lost their jobs longer
+    ago, with more notice; the unemployed recently, more often for lack of work) and current
+    earnings on the lost job's earnings, tenure, weeks without work and education."""
+    n = len(age)
+    out = {c: np.full(n, _DWS_NIU.get(c, 99)) for c in DWS_COLUMNS}
+    if not dws_month(year, month):
+        return out
+    e, u, nl = states
+    elig = age >= 20
+    displaced = elig & (rng.random(n) < np.select([e, u], [0.35, 0.5], 0.12))
+    d, k = displaced, int(displaced.sum())
+    ed, ud = e[d], u[d]
+
+    def pick(values, p_emp, p_une, p_nilf) -> np.ndarray:
+        return np.select([ed, ud], [_choice(rng, values, p_emp, k), _choice(rng, values, p_une, k)],
+                         _choice(rng, values, p_nilf, k))  # fmt: skip
+
+    def put(name: str, values) -> None:
+        out[name][d] = values
+
+    put(
+        "DWREAS",
+        pick(
+            [1, 2, 3, 4, 5, 6],
+            [0.3, 0.3, 0.2, 0.06, 0.04, 0.1],
+            [0.35, 0.4, 0.1, 0.08, 0.02, 0.05],
+            [0.2, 0.2, 0.3, 0.05, 0.05, 0.2],
+        ),
     )
-
-    def start_unemployment(mask: np.ndarray, from_state: np.ndarray) -> None:
-        k = mask.sum()
-        cur_dur[mask] = rng.integers(0, 5, k)
-        new = mask & never
-        spell_new[mask] = new[mask]
-        w = np.where(
-            new[mask],
-            6,
-            np.where(
-                from_state[mask] == EMP, _choice(rng, [1, 2, 3, 4], [0.15, 0.50, 0.15, 0.20], k), 5
-            ),
-        )
-        spell_why[mask] = w
-        wn = np.select(
-            [w == 6, w == 5],
-            [_choice(rng, [42, 41], [0.7, 0.3], k), _choice(rng, [11, 12, 30], [0.2, 0.5, 0.3], k)],
-            _choice(rng, [11, 12], [0.9, 0.1], k),
-        )
-        spell_wnf[mask] = wn
-
-    def set_nilf_kind(mask: np.ndarray, age: np.ndarray) -> None:
-        k = mask.sum()
-        retire_p = np.clip((age[mask] - 55) / 20, 0, 0.95)
-        r = rng.random(k)
-        kind = np.where(r < retire_p, 36, np.where(pp["disabled"][mask], 32, 34))
-        nilf_kind[mask] = kind
-
-    # initial state
-    age = (pp["age0"]).astype(int)
-    adult = age >= 15
-    p_emp = np.select(
-        [age < 18, age < 20, age < 25, age < 55, age < 62, age < 65, age < 70, age < 75],
-        [
-            0.18,
-            0.45,
-            0.68,
-            0.80 + 0.03 * (level - 2) - 0.07 * (pp["sex"] == 2),
-            0.66,
-            0.50,
-            0.30,
-            0.18,
-        ],
-        0.07,
-    )
-    p_emp = np.where(pp["disabled"], p_emp * 0.3, p_emp)
-    ur = (
-        0.045
-        * np.where(age < 25, 2.0, 1.0)
-        * np.where(level == 0, 1.5, np.where(level >= 3, 0.6, 1.0))
-    )
-    p_une = p_emp * ur / (1 - ur)
-    r = rng.random(n)
-    s0 = np.where(~adult, NIU, np.where(r < p_emp, EMP, np.where(r < p_emp + p_une, UNE, NILF)))
-    state[:, 0] = s0
-    never[s0 == EMP] = False
-    start_unemployment(s0 == UNE, np.where(rng.random(n) < 0.6, EMP, NILF))
-    long = (s0 == UNE) & (rng.random(n) < 0.45)
-    cur_dur[long] = np.minimum(15 + rng.exponential(30, long.sum()), 119).astype(np.int16)
-    set_nilf_kind(s0 == NILF, age)
-
-    def record(s: int) -> None:
-        st = state[:, s]
-        absent = rng.random(n) < 0.03
-        empstat[:, s] = np.select(
-            [st == EMP, (st == UNE) & spell_new, st == UNE, st == NILF],
-            [np.where(absent, 12, 10), 22, 21, nilf_kind],
-            0,
-        )
-        u = st == UNE
-        dur[u, s] = cur_dur[u]
-        why[u, s] = spell_why[u]
-        wnf[u, s] = spell_wnf[u]
-
-    record(0)
-    for s in range(1, HORIZON):
-        m = entry + s - lo  # calendar month of this slot, as index into the macro paths
-        age = (pp["age0"] + s / 12.0).astype(int)
-        prev = state[:, s - 1]
-        r = rng.random(n)
-        nxt = prev.copy()
-        # children reaching 15 enter the population as not in the labor force
-        grown = (prev == NIU) & (age >= 15)
-        nxt[grown] = NILF
-        set_nilf_kind(grown, age)
-        # employed
-        e = prev == EMP
-        p_eu = (
-            0.011
-            * np.where(level == 0, 1.6, np.where(level >= 3, 0.6, 1.0))
-            * np.where(age < 25, 1.8, 1.0)
-            * sep_path[m]
-        )
-        p_en = np.where(age < 22, 0.06, 0.02) + np.where(
-            age >= 55, np.clip(0.01 + 0.006 * (age - 55), 0, 0.15), 0
-        )
-        to_u = e & (r < p_eu)
-        to_n = e & ~to_u & (r < p_eu + p_en)
-        # unemployed: multinomial logit against staying unemployed
-        u = prev == UNE
-        d = cur_dur.astype(float)
-        # Coefficients are large enough that age, education, duration, the reason for the
-        # spell and the kind of job search predict the outcome (a model can learn something),
-        # while the aggregate flows stay near the published CPS shares.
-        s_e = (
-            -0.60
-            + 0.35 * (level - 1.5)
-            - 0.70 * np.log1p(d / 4)
-            + 0.60 * ((age >= 25) & (age < 55))
-            - 0.70 * (age >= 55)
-            + 0.80 * (spell_why == 1)
-            + find_path[m]
-            + z
-        )
-        s_n = (
-            -1.80
-            + 1.40 * (age < 20)
-            + 0.60 * ((age >= 20) & (age < 25))
-            + 1.60 * (age >= 60)
-            + 0.40 * np.log1p(d / 4)
-            - 0.25 * (level - 1.5)
-            + 1.00 * np.isin(spell_wnf, [30, 41, 42])
-            + 0.50 * (spell_why == 5)
-            - 0.5 * z
-        )
-        denom = 1 + np.exp(s_e) + np.exp(s_n)
-        p_ue, p_un = np.exp(s_e) / denom, np.exp(s_n) / denom
-        u_to_e = u & (r < p_ue)
-        u_to_n = u & ~u_to_e & (r < p_ue + p_un)
-        # not in the labor force
-        nl = prev == NILF
-        p_ne = np.select(
-            [age < 20, age < 25, age < 55, age < 65], [0.06, 0.05, 0.035, 0.012], 0.005
-        )
-        p_ne = np.where(np.isin(nilf_kind, [32, 36]), p_ne * 0.3, p_ne)
-        p_nu = np.select([age < 25, age < 55, age < 65], [0.03, 0.018, 0.008], 0.002)
-        p_nu = np.where(np.isin(nilf_kind, [32, 36]), p_nu * 0.3, p_nu)
-        n_to_e = nl & (r < p_ne)
-        n_to_u = nl & ~n_to_e & (r < p_ne + p_nu)
-
-        nxt[to_u | n_to_u] = UNE
-        nxt[to_n | u_to_n] = NILF
-        nxt[u_to_e | n_to_e] = EMP
-        stay_u = u & (nxt == UNE)
-        cur_dur[stay_u] = np.minimum(cur_dur[stay_u] + sunday_weeks[m[stay_u] - 1], 119)
-        start_unemployment(to_u | n_to_u, prev)
-        set_nilf_kind(to_n | u_to_n, age)
-        never[nxt == EMP] = False
-        state[:, s] = nxt
-        record(s)
-    return {"state": state, "empstat": empstat, "dur": dur, "why": why, "wnf": wnf}
+    years = [0, 1, 2, 3, 4, 5] if year <= 1992 else [0, 1, 2, 3]  # the look-back regime
+    late = np.linspace(1, 2, len(years))
+    put("DWLASTWRK", pick(years, late / late.sum(), late[::-1] ** 3 / (late[::-1] ** 3).sum(),
+                          np.full(len(years), 1 / len(years))))  # fmt: skip
+    put("DWNOTICE", pick([1, 2, 3, 4, 5], [0.25, 0.2, 0.2, 0.3, 0.05], [0.55, 0.2, 0.1, 0.1, 0.05],
+                         [0.4, 0.2, 0.15, 0.2, 0.05]))  # fmt: skip
+    fulltime = pick([1, 2, 3], [0.1, 0.83, 0.07], [0.15, 0.75, 0.1], [0.3, 0.6, 0.1])
+    put("DWFULLTIME", fulltime)
+    put("DWRECALL", _choice(rng, [1, 2], [0.85, 0.15], k))
+    put("DWUNION", _choice(rng, [1, 2], [0.88, 0.12], k))
+    put("DWBEN", pick([1, 2], [0.6, 0.4], [0.4, 0.6], [0.5, 0.5]))
+    put("DWEXBEN", _choice(rng, [1, 2], [0.9, 0.1], k))
+    put("DWHI", _choice(rng, [1, 2], [0.4, 0.6], k))
+    put("DWCLASS", _choice(rng, [1, 2, 3, 4, 5], [0.12, 0.7, 0.1, 0.07, 0.01], k))
+    put("DWMOVE", _choice(rng, [1, 2, 3], [0.85, 0.1, 0.05], k))
+    put("DWHINOW", pick([1, 2], [0.3, 0.7], [0.8, 0.2], [0.6, 0.4]))
+    for name, col in (("DWIND", 3), ("DWIND1990", 4), ("DWOCC", 0), ("DWOCC1990", 1)):
+        put(name, job[d, col])
+    tenure = np.clip(rng.gamma(2.0, 1.0 + 0.12 * (age[d] - 20)), 0.1, 40)
+    put("DWYEARS", np.round(tenure, 2))
+    weekly_l = np.clip(wage[d] * np.where(fulltime == 1, 25, 40) * rng.lognormal(0, 0.12, k),
+                       60, 5000)  # fmt: skip
+    put("DWWEEKL", np.round(weekly_l, 2))
+    put("DWWAGEL", np.round(np.minimum(weekly_l / 40, 99), 2))
+    weeks_out = np.where(ed, rng.exponential(10, k), rng.exponential(30, k))
+    weeks_out = np.minimum(np.round(weeks_out), 150).astype(int)
+    put("DWWKSUN", weeks_out)
+    put("DWJOBSINCE", np.where(ed, 1 + rng.poisson(0.4, k), rng.integers(0, 2, k)))
+    shift = (-0.10 - 0.008 * tenure - 0.004 * weeks_out + 0.05 * (level[d] - 2)
+             + rng.normal(0, 0.10, k))  # fmt: skip
+    weekly_c = np.clip(weekly_l * np.exp(shift), 40, 6000)
+    out["DWWEEKC"][d] = np.where(ed, np.round(weekly_c, 2), 9999.99)
+    out["DWWAGEC"][d] = np.where(ed, np.round(np.minimum(weekly_c / 40, 99), 2), 999.99)
+    out["DWHRSWKC"][d] = np.where(ed, usual[d], 999)
+    out["DWLOSTJOB"] = np.where(elig, np.where(displaced, 2, 1), 99)
+    out["DWSTAT"] = np.where(displaced, 1, 0)
+    out["DWRESP"] = np.where(elig, np.where(rng.random(n) < 0.9, 2, 1), 0)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -655,16 +208,7 @@ def _month_table(
     faminc_i = np.clip(
         np.round(3 + 2.2 * g("level") + hh["faminc_shift"][h]), 0, len(_FAMINC) - 1
     ).astype(int)
-    dws = (month == 1) and (year % 2 == 0)  # Displaced Worker Supplement: January, even years
-    dw_elig = dws & (age >= 20)
-    displaced = dw_elig & (rng.random(n) < np.where(u, 0.35, 0.05))
-    kd = int(displaced.sum())
-
-    def dw(values: list[int], p: list[float], niu: int) -> np.ndarray:
-        out = np.full(n, niu)
-        out[displaced] = _choice(rng, values, p, kd)
-        return out
-
+    dws_cols = _dws_columns(rng, year, month, age, (e, u, nl), g("level"), wage, usual, job)
     col: dict[str, object] = {
         "YEAR": np.full(n, year),
         "SERIAL": serial,
@@ -719,7 +263,7 @@ def _month_table(
         "MARST": g("marst"),
         "POPSTAT": np.where(adult, 1, 3),
         "ASIAN": np.where(g("race") == 651, 20, 99),
-        "VETSTAT": g("vetstat"),
+        "VETSTAT": np.where(age < 17, 0, g("vetstat")),
         "SPLOC": g("sploc"),
         "SPRULE": (g("sploc") > 0).astype(int),
         "FAMSIZE": g("famsize"),
@@ -799,33 +343,7 @@ def _month_table(
             )
         },
         "MARBASECIDP": np.zeros(n, int),
-        "DWLOSTJOB": np.where(dw_elig, np.where(displaced, 2, 1), 99),
-        "DWSTAT": np.where(dws, np.where(displaced, 1, 0), 99),
-        "DWREAS": dw([1, 2, 3, 4, 5, 6], [0.3, 0.35, 0.2, 0.05, 0.03, 0.07], 99),
-        "DWRECALL": dw([1, 2], [0.85, 0.15], 99),
-        "DWNOTICE": dw([1, 2, 3, 4, 5], [0.4, 0.2, 0.15, 0.2, 0.05], 99),
-        "DWLASTWRK": dw([0, 1, 2, 3], [0.25, 0.35, 0.25, 0.15], 99),
-        "DWYEARS": np.where(displaced, np.round(rng.uniform(0.1, 25, n), 2), 99.99),
-        "DWFULLTIME": dw([1, 2, 3], [0.15, 0.78, 0.07], 99),
-        "DWWEEKL": np.where(displaced, np.round(rng.uniform(150, 2500, n), 2), 9999.99),
-        "DWWAGEL": np.where(displaced, np.round(rng.uniform(8, 60, n), 2), 999.99),
-        "DWUNION": dw([1, 2], [0.88, 0.12], 99),
-        "DWBEN": dw([1, 2], [0.5, 0.5], 99),
-        "DWEXBEN": dw([1, 2], [0.9, 0.1], 99),
-        "DWHI": dw([1, 2], [0.4, 0.6], 99),
-        "DWCLASS": dw([1, 2, 3, 4, 5], [0.12, 0.7, 0.1, 0.07, 0.01], 99),
-        "DWIND": np.where(displaced, job[:, 3], 0),
-        "DWIND1990": np.where(displaced, job[:, 4], 0),
-        "DWOCC": np.where(displaced, job[:, 0], 0),
-        "DWOCC1990": np.where(displaced, job[:, 1], 999),
-        "DWMOVE": dw([1, 2, 3], [0.85, 0.1, 0.05], 99),
-        "DWHINOW": dw([1, 2], [0.45, 0.55], 99),
-        "DWJOBSINCE": np.where(displaced, np.where(e, rng.integers(1, 4, n), 0), 99),
-        "DWWEEKC": np.where(displaced & e, np.round(rng.uniform(150, 2500, n), 2), 9999.99),
-        "DWWAGEC": np.where(displaced & e, np.round(rng.uniform(8, 60, n), 2), 999.99),
-        "DWHRSWKC": np.where(displaced & e, usual, 999),
-        "DWRESP": np.where(dw_elig, np.where(rng.random(n) < 0.9, 2, 1), 0),
-        "DWWKSUN": np.where(displaced, rng.integers(0, 60, n), 999),
+        **dws_cols,
         "HOURWAGE": np.where(org & g("paidhour"), wage, 999.99),
         "PAIDHOUR": np.where(org, np.where(g("paidhour"), 2, 1), 0),
         "UNION": np.where(org, g("union"), 0),
@@ -856,6 +374,21 @@ def _month_table(
 # Entry point
 
 
+def _ui_extra(seed: int, lo: int, hi: int) -> np.ndarray:
+    """Maximum UI weeks above 26 by state (rows in `_STATES` order) and month lo..hi, from the
+    synthetic UI-policy file of `seed`; 0 outside its months."""
+    from hhx.surveys.synthetic.cps_ui_policy import synthetic_ui_policy_frame
+
+    frame = synthetic_ui_policy_frame(seed=seed)
+    row = {int(f): i for i, f in enumerate(_STATES[:, 0])}
+    out = np.zeros((len(_STATES), hi - lo + 1))
+    mi = frame["year"].to_numpy(dtype=np.int64) * 12 + frame["month"].to_numpy(dtype=np.int64) - 1
+    inside = (mi >= lo) & (mi <= hi)
+    rows = np.array([row[int(f)] for f in frame["fips"].to_numpy()[inside]], dtype=np.int64)
+    out[rows, mi[inside] - lo] = frame["ui_weeks"].to_numpy(dtype=float)[inside] - 26
+    return out
+
+
 def write_synthetic_cps(
     path: Path,
     *,
@@ -863,15 +396,18 @@ def write_synthetic_cps(
     n_households: int,
     start: str,
     end: str,
+    extra_months: Sequence[str] = (),
     skip_months: Sequence[str] = ("2025-10",),
     compresslevel: int = 6,
+    ui_policy_seed: int | None = None,
 ) -> Path:
     """Write a synthetic `cps_basic.csv.gz` (plus its `.synthetic.json` sidecar); returns `path`.
 
-    `n_households` is the number of addresses entering the sample over the whole span (spread
-    evenly over the monthly entry cohorts, including the 15 cohorts before `start` that are
-    still in sample then). Months in `skip_months` are left out, as October 2025 is in the real
-    extract. Deterministic for a seed.
+    Months: start..end plus `extra_months`, minus `skip_months` (October 2025 is missing in the
+    real extract). `n_households` addresses enter the sample, spread evenly over the monthly
+    entry cohorts that are in sample in one of those months. Job finding of job losers follows
+    the synthetic UI-policy file of `ui_policy_seed` (default `seed`, as the demo writes it).
+    Deterministic for a seed.
     """
     path = Path(path)
     lo, hi = _month_index(start), _month_index(end)
@@ -880,17 +416,27 @@ def write_synthetic_cps(
     if n_households < 1:
         raise ConfigError(f"synthetic CPS: n_households must be >= 1, got {n_households}")
     skip = {_month_index(m) for m in skip_months}
+    months = sorted((set(range(lo, hi + 1)) | {_month_index(m) for m in extra_months}) - skip)
+    if not months:
+        raise ConfigError("synthetic CPS: every month is skipped")
     rng = np.random.default_rng(seed)
-    cohorts = np.arange(lo - SLOTS[-1], hi + 1)
-    per = np.full(len(cohorts), n_households // len(cohorts))
-    per[: n_households % len(cohorts)] += 1
+    needed = sorted({m - offset for m in months for offset in SLOTS})
+    cohorts = np.arange(needed[0], needed[-1] + 1)
+    per = np.zeros(len(cohorts), dtype=np.int64)
+    at = np.asarray(needed) - cohorts[0]
+    per[at] = n_households // len(needed)
+    per[at[: n_households % len(needed)]] += 1
     entry = np.repeat(cohorts, per)
     hh = _households(rng, entry)
     hh["seq"] = np.arange(len(entry)) - np.repeat(np.r_[0, np.cumsum(per)[:-1]], per) + 1
     pp = _persons(rng, hh)
     person_entry = entry[pp["hh"]]
-    sep_path, find_path = _macro_paths(lo - SLOTS[-1], hi + SLOTS[-1])
-    lf = _simulate(rng, pp, person_entry, lo - SLOTS[-1], sep_path, find_path)
+    first, last = int(cohorts[0]), months[-1] + SLOTS[-1]
+    sep_path, find_path = _macro_paths(first, last)
+    state_row = {int(f): i for i, f in enumerate(_STATES[:, 0])}
+    state_of = np.array([state_row[int(f)] for f in hh["statefip"]], dtype=np.int64)[pp["hh"]]
+    ui = _ui_extra(seed if ui_policy_seed is None else ui_policy_seed, first, last)
+    lf = _simulate(rng, pp, person_entry, first, sep_path, find_path, ui, state_of)
     # persons are grouped by household, households by entry cohort: one contiguous range each
     cohort_start = np.searchsorted(person_entry, cohorts)
     cohort_end = np.searchsorted(person_entry, cohorts, side="right")
@@ -898,9 +444,7 @@ def write_synthetic_cps(
     with atomic_path(path) as tmp:
         with gzip.open(tmp, "wb", compresslevel=compresslevel) as gz:
             writer = None
-            for mi in range(lo, hi + 1):
-                if mi in skip:
-                    continue
+            for mi in months:
                 parts, slots, mishes = [], [], []
                 for k, offset in enumerate(SLOTS):
                     c = mi - offset - cohorts[0]
@@ -933,7 +477,9 @@ def write_synthetic_cps(
         n_households=n_households,
         start=start,
         end=end,
+        extra_months=list(extra_months),
         skip_months=list(skip_months),
+        ui_policy_seed=seed if ui_policy_seed is None else ui_policy_seed,
     )
     return path
 

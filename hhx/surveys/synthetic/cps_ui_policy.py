@@ -6,7 +6,8 @@ two months with lapsed extensions, where `ext_wks` is 0 but `ui_weeks` keeps the
 random state differences; not the historical state schedules.
 
 Layout: Stata 118, columns fips, year, month, reg_UI, ext_wks, ui_weeks (weeks as Stata float)
-with the archive's variable labels; 51 states (incl. DC) x 176 months. The archive's month range
+with the archive's variable labels ('FIPS state code', 'year of obs.', 'month of obs.', ...);
+51 states (incl. DC) x 176 months. The archive's month range
 is not in the spec; 176 months ending Aug 2014 (the labor_cps_ui window end) are written, i.e.
 from Jan 2000.
 """
@@ -32,26 +33,35 @@ def synthetic_ui_policy_frame(*, seed: int) -> pd.DataFrame:
     """The file's rows: one per state x month, in state then month order."""
     rng = np.random.default_rng(int(seed))
     months = pd.period_range(end=LAST_MONTH, periods=EXPECTED_MONTHS, freq="M")
-    rows = []
+    m = np.asarray(months.asi8)  # month ordinals: comparisons below are on these
+
+    def at(month: str) -> int:
+        return pd.Period(month, "M").ordinal
+
+    federal = (m >= at("2008-07")) & (m <= at("2013-12"))
+    tier = np.select([m < at("2008-12"), m < at("2009-12"), m < at("2012-06")], [0, 1, 2], 3)
+    lapsed = np.isin(m, [p.ordinal for p in LAPSES])
+    frames = []
     for fips in sorted(STATE_FIPS):
         cut = rng.random() < 0.15  # a few states cut regular weeks from 2011
         cut_to = int(rng.choice([14, 20, 23, 25]))
         high = rng.random() < 0.5  # high-unemployment states reach the top tiers
-        for m in months:
-            regular = cut_to if cut and m >= pd.Period("2011-07", "M") else 26
-            if m < pd.Period("2008-07", "M") or m > pd.Period("2013-12", "M"):
-                extension = 0
-            elif m < pd.Period("2008-12", "M"):
-                extension = 13
-            elif m < pd.Period("2009-12", "M"):
-                extension = 33 if high else 20
-            elif m < pd.Period("2012-06", "M"):
-                extension = 73 if high else 53
-            else:
-                extension = 63 if high else 37
-            active = 0 if m in LAPSES else extension
-            rows.append((fips, m.year, m.month, regular, active, regular + extension))
-    frame = pd.DataFrame(rows, columns=["fips", "year", "month", "reg_UI", "ext_wks", "ui_weeks"])
+        regular = np.where(cut & (m >= at("2011-07")), cut_to, 26)
+        weeks = np.array([13, 33, 73, 63] if high else [13, 20, 53, 37])[tier]
+        extension = np.where(federal, weeks, 0)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "fips": fips,
+                    "year": months.year,
+                    "month": months.month,
+                    "reg_UI": regular,
+                    "ext_wks": np.where(lapsed, 0, extension),
+                    "ui_weeks": regular + extension,
+                }
+            )
+        )
+    frame = pd.concat(frames, ignore_index=True)
     frame[["fips", "year", "month"]] = frame[["fips", "year", "month"]].astype(np.int16)
     for column in ("reg_UI", "ext_wks", "ui_weeks"):
         frame[column] = frame[column].astype(np.float32)
@@ -59,7 +69,7 @@ def synthetic_ui_policy_frame(*, seed: int) -> pd.DataFrame:
 
 
 def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
-    labels = {"fips": "FIPS state", "year": "year", "month": "month", **VARIABLE_LABELS}
+    labels = dict(VARIABLE_LABELS)  # the archive's labels, exactly as the reference checks them
     with atomic_path(path) as tmp, tempfile.TemporaryDirectory() as folder:
         dta = Path(folder) / "eui_state_08-14.dta"
         frame.to_stata(
@@ -75,6 +85,7 @@ def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
 def write_synthetic_ui_policy(path: str | Path, *, seed: int) -> Path:
     """Write `eui_state_08-14.dta` to `path`."""
     out = write_ui_policy_dta(synthetic_ui_policy_frame(seed=seed), path)
-    write_sidecar(out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file",
-                  seed=int(seed))
+    write_sidecar(
+        out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file", seed=int(seed)
+    )
     return out

@@ -211,8 +211,13 @@ def _state_macro_panel(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[s
 # --------------------------------------------------------------------------------------------
 
 
-# The generator module behind each writer (default: the survey's own name).
-GENERATOR_MODULE = {"fhfa_hpi": "state_macro", "bls_laus": "state_macro", "bea_sainc": "state_macro"}
+# The generator module(s) behind each writer (default: the survey's own name).
+GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
+    "fhfa_hpi": "state_macro",
+    "bls_laus": "state_macro",
+    "bea_sainc": "state_macro",
+    "cps": ("cps", "cps_people", "cps_ui_policy"),  # job finding follows the UI-policy file
+}
 
 
 def _code_digest(name: str) -> str:
@@ -221,9 +226,11 @@ def _code_digest(name: str) -> str:
 
     digest = hashlib.sha256(f"{DEMO_VERSION}".encode())
     digest.update(inspect.getsource(WRITERS[name]).encode())
-    spec = importlib.util.find_spec(f"hhx.surveys.synthetic.{GENERATOR_MODULE.get(name, name)}")
-    if spec is not None and spec.origin:
-        digest.update(Path(spec.origin).read_bytes())
+    modules = GENERATOR_MODULE.get(name, name)
+    for module in (modules,) if isinstance(modules, str) else modules:
+        spec = importlib.util.find_spec(f"hhx.surveys.synthetic.{module}")
+        if spec is not None and spec.origin:
+            digest.update(Path(spec.origin).read_bytes())
     return digest.hexdigest()
 
 
