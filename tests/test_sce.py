@@ -370,16 +370,21 @@ def test_release_dates_follow_the_lag_rule(built):
 
 def test_release_crosswalk_supplies_dates_and_must_cover_every_month(tmp_path):
     path = tmp_path / "release_sce.csv"
-    path.write_text("module,survey_year,survey_month,release_date,source\n"
-                    "core,2024,1,2024-10-14,Official\n"
-                    "housing,2024,2,2025-08-01,\n")
+    lags = {"core": 9, "household_spending": 18, "labor_market": 18, "public_policy": 9,
+            "housing": 18, "job_search": 9}  # the reference's reader needs every module
+    lines = ["module,survey_year,survey_month,release_date,source,source_url,comments,"
+             "aggregate_release_date_proxy,microdata_release_lag_months"]
+    for module, lag in lags.items():
+        month, date = (2, "2025-08-01") if module == "housing" else (1, "2024-10-14")
+        lines.append(f"{module},2024,{month},{date},Official,u,c,2024-0{month + 1}-01,{lag}")
+    path.write_text("\n".join(lines) + "\n")
     crosswalk = sce.ReleaseCrosswalk.read(path)
     dates = sce.release_columns("core", np.array([2024, 2024]), np.array([1, 1]), crosswalk)
     assert list(dates["release_date"]) == ["2024-10-14"] * 2
     assert list(dates["release_date_source"]) == ["Official"] * 2
     assert list(dates["aggregate_release_date_proxy"]) == ["2024-02-01"] * 2  # still the rule
     housing = sce.release_columns("housing", np.array([2024]), np.array([2]), crosswalk)
-    assert housing["release_date_source"][0] == "crosswalk:release_sce.csv"
+    assert housing["release_date"][0] == "2025-08-01"
     with pytest.raises(DataError, match=r"release_sce.csv: no release date for SCE core 2024-02"):
         sce.release_columns("core", np.array([2024]), np.array([2]), crosswalk)
 
