@@ -135,6 +135,10 @@ def render_records(
 ) -> list[dict[str, str]]:
     """Prompt records for rows (full rows go to the builder; public rows give keys and answers)."""
     records = []
+    # Optional builder hooks: `reference_answer(row, task)` (the gold list as the reference
+    # writes it) and `JSON_SEPARATORS` (the PSID job-loss tasks write compact JSON).
+    answer = getattr(module, "reference_answer", None)
+    separators = getattr(module, "JSON_SEPARATORS", None)
     for row, pub in zip(full, public, strict=True):
         system, user = module.render(row, task)
         check_prompt(system, user, task, _month(pub["time"]))
@@ -145,7 +149,7 @@ def render_records(
                 f"{where}: naive_baseline must return a list, got {type(naive).__name__}"
             )
         try:
-            naive_json = json.dumps(naive, allow_nan=False)
+            naive_json = json.dumps(naive, allow_nan=False, separators=separators)
         except (TypeError, ValueError) as exc:
             raise DataError(
                 f"{where}: naive_baseline {naive!r} is not finite JSON ({exc})"
@@ -157,7 +161,9 @@ def render_records(
                 "release_date": pub["release_date"],
                 "system": system,
                 "user": user,
-                "assistant": json.dumps(answer_values(pub, task), allow_nan=False),
+                "assistant": json.dumps(
+                    answer(pub, task) if answer is not None else answer_values(pub, task),
+                    allow_nan=False, separators=separators),
                 "naive_baseline": naive_json,
             }
         )
@@ -238,7 +244,8 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     public = coerce_table(full[public_cols], task, f"task {task.name} builder table")
 
     prompts = render_all(full, public, task, module, max(1, int(ctx.n_jobs)))
-    write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic)
+    write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic,
+                       compact_prompts=getattr(module, "JSON_SEPARATORS", None) is not None)
     if steps is not None:
         write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
     return load_bench_task(
