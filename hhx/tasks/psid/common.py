@@ -152,6 +152,9 @@ def year_cutoffs(panel: pd.DataFrame, variable: str, task: str) -> pd.DataFrame:
     """year, p01, p99 of `variable` over the panel's non-missing values (linear quantile)."""
     values = pd.to_numeric(panel[variable], errors="coerce")
     reference = pd.DataFrame({"year": panel["year"], variable: values})[values.notna()]
+    if reference.empty:
+        return pd.DataFrame({"year": pd.Series(dtype="int64"), "p01": pd.Series(dtype=float),
+                             "p99": pd.Series(dtype=float)})
     cut = reference.groupby("year")[variable].quantile([0.01, 0.99]).unstack()
     cut = cut.rename(columns={0.01: "p01", 0.99: "p99"}).reset_index()
     bad = cut["p01"].eq(cut["p99"])

@@ -21,7 +21,7 @@ Public: history_lag{k}_elapsed_years = T - wave year (2, 3, 4); food history val
 home + away (missing when either is); reasons and prior job losses pipe-joined (prior: the
 adult's earlier episodes, years before the event year). No-change answer: the first positive
 history food value (lag 1, else 2, else 3). The reference writes answer and baseline as float
-lists with compact JSON (`answer`, JSON_SEPARATORS).
+lists with compact JSON (`reference_answer`, JSON_SEPARATORS).
 """
 
 from __future__ import annotations
@@ -396,7 +396,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
-def answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
     """The reference answer as this task writes it: a float."""
     return [float(row["annual_food_spending"])]
 

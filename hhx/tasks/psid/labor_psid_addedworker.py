@@ -278,7 +278,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
-def answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
     return [float(row[c]) for c in task.targets]
 
 
