@@ -127,3 +127,20 @@ def context(task: str, inter: Path) -> BuildContext:
 def spread(values: list[float]) -> Callable[[int], float]:
     """i -> values[i]: filler families that set the yearly cutoffs around the tested ones."""
     return lambda i: values[i]
+
+
+def main_study(world: World, pids: Iterable[int], wave: int, *, codes: dict[str, float] | None = None,
+               **values: float) -> None:
+    """Complete Main Study values of one wave on each of `pids`' records: `values` keyed
+    <concept>_<role> (e.g. annual_hours_rp=2000, food_at_home_family=3000), accuracy code 0;
+    `codes`: job-end reason codes keyed the same way (job_end_reason_employed_rp=3)."""
+    for pid in pids:
+        for key, value in values.items():
+            concept, role = key.rsplit("_", 1)
+            spec = VARMAP[(concept, role, wave)]
+            world.main[pid][spec.variable] = value
+            if spec.accuracy:
+                world.main[pid][spec.accuracy] = 0.0
+        for key, code in (codes or {}).items():
+            concept, role = key.rsplit("_", 1)
+            world.main[pid][VARMAP[(concept, role, wave)].variable] = code
