@@ -25,6 +25,9 @@ class Stage(str, Enum):
     leaderboard = "leaderboard"
     describe = "describe"
     list = "list"  # noqa: A003 - what can run here (tasks, models, data present)
+    # Fine-tuning (hhx/stages/sft_data.py, hhx/stages/sft.py; the sft/ group).
+    sft_data = "sft_data"
+    sft = "sft"
 
 
 class Mode(str, Enum):
@@ -65,6 +68,7 @@ class Backend(str, Enum):
     litellm = "litellm"
     vllm = "vllm"
     llamacpp = "llamacpp"
+    transformers = "transformers"  # local HF/GGUF weights + optional LoRA adapter (CPU or GPU)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,6 +324,47 @@ class LeaderboardConfig:
     time_bin: str = "year"  # "year" or "quarter" for performance over release time
 
 
+# --------------------------------------------------------------------------------------------
+# sft/ (fine-tuning; hhx/sft/)
+
+
+@dataclass
+class SftConfig:
+    """LoRA supervised fine-tuning on the SFT set (spec 6.2) and its export (stage=sft_data)."""
+
+    name: str = "paper"
+    # Baseline tasks to export/train on; empty = every baseline task built under data.root.
+    tasks: list[str] = field(default_factory=list)
+    rows_per_task: int = 6000  # the first N train rows by split_position (spec 6.2)
+    # Where stage=sft_data writes and stage=sft reads the set; None = `<data.root>_sft` beside it.
+    data_dir: str | None = None
+    # Adapter, checkpoints, loss curve; None = <paths.runs_dir>/sft/<model>-<name>-<loss>.
+    output_dir: str | None = None
+    # Loss: "ce" (token cross-entropy on the answer) or "ntl" (+ ntl_weight x number-token loss).
+    loss: str = "ce"
+    ntl_weight: float = 0.3
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
+    learning_rate: float = 1e-4
+    epochs: float = 1.0
+    max_steps: int = -1  # > 0 overrides epochs (quick runs)
+    per_device_batch_size: int = 4
+    gradient_accumulation_steps: int = 4
+    max_length: int = 4096
+    lr_scheduler: str = "cosine"
+    warmup_ratio: float = 0.03
+    weight_decay: float = 0.0
+    bf16: bool = False
+    gradient_checkpointing: bool = False
+    logging_steps: int = 10
+    save_steps: int = 200
+    save_total_limit: int = 2
+    threads: int | None = None  # torch CPU threads; None = torch's default
+    resume: bool = True  # continue from the last checkpoint in output_dir
+
+
 @dataclass
 class HhxConfig:
     stage: Stage = Stage.evaluate
@@ -336,6 +381,7 @@ class HhxConfig:
     # Also score the no-change baseline on the same rows and print both side by side.
     compare_no_change: bool = True
     leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
+    sft: SftConfig = field(default_factory=SftConfig)
 
 
 def register_configs() -> None:

@@ -60,6 +60,7 @@ BACKENDS: dict[str, str] = {
     "litellm": "hhx.predictors.llm.litellm_backend:make",
     "vllm": "hhx.predictors.llm.vllm_backend:make",
     "llamacpp": "hhx.predictors.llm.llamacpp_backend:make",
+    "transformers": "hhx.predictors.llm.transformers_backend:make",
 }
 
 

@@ -13,6 +13,8 @@ STAGES = {
     "describe": "hhx.stages.describe",
     "leaderboard": "hhx.leaderboard.stage",
     "list": "hhx.stages.listing",
+    "sft_data": "hhx.stages.sft_data",
+    "sft": "hhx.stages.sft",
 }
 
 

@@ -138,9 +138,23 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="—")
 
 
+def adapter_label(path: str) -> str:
+    """A fine-tuned model's name part: the adapter's folder (its run folder for `.../adapter`)."""
+    p = Path(path)
+    return p.parent.name if p.name == "adapter" and p.parent.name else p.name
+
+
+def model_label(cfg: DictConfig) -> str:
+    """The model's name in runs and on the leaderboard: `<model>+lora:<adapter>` when a LoRA
+    adapter is applied, so base and fine-tuned models rank side by side, never merged."""
+    adapter = cfg.model.get("lora_adapter")
+    name = str(cfg.model.name)
+    return f"{name}+lora:{adapter_label(str(adapter))}" if adapter else name
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
-    model_name = str(cfg.model.name)
+    model_name = model_label(cfg)
     started = time.perf_counter()
     started_at = time.time()
     bench: BenchTask = load_bench(cfg, task)
@@ -203,6 +217,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "hhx.synthetic": "true" if synthetic else "false",
         "hhx.split": str(cfg.data.split),
         "hhx.model_cutoff": str(cfg.model.cutoff or ""),
+        # Fine-tuned models: the base model and the adapter applied to it (empty for none).
+        "hhx.base_model": str(cfg.model.name),
+        "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
+            "lora_adapter") else "",
     }
     write_json_atomic(out / "run_info.json", {"tags": tags, "start_time": started_at, "metrics": {
         k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})

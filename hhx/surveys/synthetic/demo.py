@@ -83,15 +83,21 @@ def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
 @writer("mich")
 def _mich(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.mich import write_synthetic_mich
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-    return [write_synthetic_mich(_at(survey, raw_dir, "mich"), seed=seed, **s)]
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "mich",
+                                          seed=seed)
+    return [write_synthetic_mich(_at(survey, raw_dir, "mich"), seed=seed, **s), crosswalk]
 
 
 @writer("census")
 def _census(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.census import write_synthetic_census
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-    return [write_synthetic_census(_at(survey, raw_dir, "census"), seed=seed, **s)]
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "census",
+                                          seed=seed)
+    return [write_synthetic_census(_at(survey, raw_dir, "census"), seed=seed, **s), crosswalk]
 
 
 @writer("cps_ui_policy")
@@ -135,10 +141,10 @@ def _psid(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> 
     write_synthetic_psid(long_zip, main_zip, seed=seed, **s)
     written = [long_zip, main_zip]
     if survey.raw.get("release_dates"):  # the same file the release_dates demo writes
-        from hhx.surveys.synthetic.release_dates import synthetic_psid_crosswalk, write_crosswalk
+        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-        path = _at(survey, raw_dir, "release_dates")
-        written.append(write_crosswalk(path, synthetic_psid_crosswalk(seed=seed), seed=seed))
+        written.append(write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "psid",
+                                                 seed=seed))
     return written
 
 
