@@ -483,7 +483,8 @@ def test_release_dates_come_from_the_crosswalk_by_first_release_year(modern, tmp
     sources = {2014: "Official release date", 2015: "Inferred from official rule"}
     assert (table["release_date_source"] == table["cex_first_release_year"].map(sources)).all()
     assert str(crosswalk) in report.inputs
-    crosswalk.write_text("cex_data_year,release_date\n2015,2016-09-08\n")
+    crosswalk.write_text("cex_data_year,release_date,source,source_url,comments\n"
+                         "2015,2016-09-08,Official release date,u,c\n")
     with pytest.raises(DataError, match=r"release_cex\.csv: no release date for CEX data year "
                                         r"2014; add a row"):
         _build(tmp_path / "raw", tmp_path / "out2", release_crosswalk=str(crosswalk))

@@ -213,9 +213,9 @@ def test_crosswalk_release_dates(tmp_path: Path) -> None:
     cw = tmp_path / "release_cps.csv"
     cw.write_text(
         "partition,year,month,release_date,source,source_url,comments\n"
-        "basic,2020,1,2020-02-20,Official release date,u,c\n"
+        "basic,2020,1,2020-02-20,Official release date,https://www.census.gov/data/what-is-data-census-gov/latest-releases/2020.html,c\n"
         "asec,2020,1,2021-01-01,x,u,c\n"
-        "basic,2020,2,2020-03-19,Official release date,u,c\n"
+        "basic,2020,2,2020-03-19,Official release date,https://www.census.gov/data/what-is-data-census-gov/latest-releases/2020.html,c\n"
     )
     got = cps_release_dates(pd.Series([2020, 2020, 2020]), pd.Series([2, 1, 2]), cw)
     assert got.tolist() == ["2020-03-19", "2020-02-20", "2020-03-19"]

@@ -162,14 +162,23 @@ def test_round_trip_keeps_shelf_rows_and_values(world, built):
     assert report.rows["psid_main"] == len(frame) == len(shelf) == meta["rows"]
     assert frame["id"].tolist() == shelf["id"].tolist()
     assert frame["year"].tolist() == shelf["year"].tolist()
-    kept = list(psid.REQUIRED_COLUMNS) + list(psid.OPTIONAL_COLUMNS)
-    assert list(frame.columns[: len(kept)]) == kept
+    kept = list(shelf.columns)  # every SHELF column, in file order, as the reference keeps them
+    assert {"demo_birth_year", "hlth_srh", "psidshelf_release", "psidshelf_compile"} <= set(kept)
+    order = [*kept, *psid.DERIVED_COLUMNS, *psid.RELEASE_COLUMNS, *psid.ENRICHMENT_COLUMNS]
+    assert list(frame.columns) == order
     for column in kept:
+        if not pd.api.types.is_numeric_dtype(shelf[column]):
+            assert frame[column].tolist() == shelf[column].tolist(), column
+            continue
         want = shelf[column].astype("float64").to_numpy()
         got = frame[column].astype("float64").to_numpy()
         assert np.array_equal(got, want, equal_nan=True), column
-    for dropped in ("demo_birth_year", "hlth_srh", "psidshelf_release", "psidshelf_compile"):
-        assert dropped not in frame.columns
+    assert frame["psidshelf_release"].dtype == "string"
+    for column, labels in psid.LABELS.items():  # the reference's dtype: codebook categories
+        dtype = frame[f"{column}_label"].dtype
+        assert isinstance(dtype, pd.CategoricalDtype), column
+        assert list(dtype.categories) == [labels[k] for k in sorted(labels)], column
+    assert list(frame["occ_major_harmonized"].dtype.categories) == list(psid.OCC_LABELS)
     assert meta["sources"]["shelf_long"]["release_identifiers"] == {
         "psidshelf_compile": 20250115, "psidshelf_release": "2025-01"}
     assert meta["persons"] == shelf["id"].nunique()
@@ -189,6 +198,7 @@ def test_subsamples_sample_persons_reference_persons(world, built):
     latino = _current(frame)[lambda f: f["subsample"] == "latino"]["year"]
     assert latino.min() == 1990 and latino.max() == 1995  # Latino sample 1990-1995
     assert frame["sample_person"].tolist() == shelf["sampstat"].ne(0).tolist()
+    assert frame["sample_person"].dtype == bool
     assert frame["is_reference_person"].tolist() == shelf["rel"].eq(1).tolist()
     assert (frame["income_year"] == shelf["year"] - 1).all()
 
@@ -223,8 +233,8 @@ def test_labels_and_occupation(world, built):
     assert {"occ_2000c_1m", "occ_2010c_1m", "occ_1970c"} <= set(want_source)
     fallback = shelf["occ_2010c_1m"].eq(9999)
     assert fallback.any() and (frame.loc[fallback, "occ_source"] == "occ_2000c_1m").all()
-    labels = frame["occ_major_harmonized"].map(psid.OCC_LABELS)
-    assert frame["occ_major_harmonized_label"].fillna("-").tolist() == labels.fillna("-").tolist()
+    labels = frame["occ_major_harmonized"].astype(object).map(psid.OCC_LABELS)
+    assert plain(frame["occ_major_harmonized_label"]) == plain(labels)
 
 
 def test_reference_person_and_spouse_roles(world, built):
@@ -367,7 +377,11 @@ def test_release_dates_cover_the_schedule(small, tmp_path):
     table = pd.read_csv(crosswalk)
     want = frame["year"].map(dict(zip(table["year"], table["release_date"], strict=True)))
     assert frame["release_date"].tolist() == want.tolist()
-    assert set(frame["release_date_source"]) == {"crosswalk"}  # the file names no source
+    # release_date_source is the crosswalk's source text, as in the reference
+    assert frame["release_date_source"].tolist() == frame["year"].map(
+        dict(zip(table["year"], table["source"], strict=True))).tolist()
+    with pytest.raises(DataError, match=r"nope\.csv: psid release-date crosswalk not found"):
+        _build(tmp_path, small, release_dates=str(tmp_path / "nope.csv"))
     table[table["year"] != 2005].to_csv(crosswalk, index=False)
     with pytest.raises(DataError, match=r"release_psid\.csv: must cover exactly .*missing \[2005\]"):
         _build(tmp_path, small, release_dates=str(crosswalk))
@@ -470,13 +484,59 @@ def test_codes_outside_the_codebook(small, tmp_path):
     shelf.loc[shelf.index[5], "demo_sex"] = 3
     with pytest.raises(DataError, match=r"LONG\.dta: column demo_sex has code 3 outside"):
         _build(tmp_path, dataclasses.replace(small, shelf=shelf))
+    assert _no_outputs(tmp_path)
+
+
+def test_job_end_codes_are_kept_as_published(small, tmp_path):
+    """As the reference: a code outside the documented 0-9 stays (counted in the metadata); a
+    fractional code is an error."""
     main = small.main_study.copy()
     main.loc[main["V3986"].notna(), "V3986"] = 12  # every family, so members stay consistent
     assert main["V3986"].eq(12).any()
+    report = _build(tmp_path, dataclasses.replace(small, main_study=main))
+    frame = pd.read_parquet(report.outputs["psid_main"])
+    wave = _current(frame)[lambda f: f["year"] == 1975]
+    assert wave["job_end_reason_employed_code_rp"].dropna().eq(12).all()
+    meta = json.loads((tmp_path / "out" / psid.METADATA_FILE).read_text())
+    counts = meta["enrichment"]["job_end_codes_outside_0_9"]
+    assert counts["V3986 (job_end_reason_employed rp 1975)"] == int(
+        wave["job_end_reason_employed_code_rp"].notna().sum())
+    main.loc[main["V3986"].notna(), "V3986"] = 1.5
     with pytest.raises(DataError, match=r"column V3986 \(job_end_reason_employed rp 1975\) has "
-                                        r"code 12 outside the codebook"):
-        _build(tmp_path, dataclasses.replace(small, main_study=main))
-    assert _no_outputs(tmp_path)
+                                        r"non-integer code 1.5"):
+        _build(tmp_path / "again", dataclasses.replace(small, main_study=main))
+
+
+def test_missing_sampstat_counts_as_sample_person(small, tmp_path):
+    """The reference's rule sampstat != 0 holds for a missing sampstat too."""
+    shelf = small.shelf.astype({"sampstat": "float64"})
+    shelf.loc[shelf.index[:3], "sampstat"] = np.nan
+    report = _build(tmp_path, dataclasses.replace(small, shelf=shelf))
+    frame = pd.read_parquet(report.outputs["psid_main"])
+    assert frame["sample_person"].iloc[:3].tolist() == [True] * 3
+    assert frame["sample_person"].tolist() == shelf["sampstat"].ne(0).tolist()
+
+
+def test_strl_columns_are_read(small, tmp_path):
+    """A SHELF text variable stored as a strL reaches the output as its text."""
+    import io as _io
+
+    buffer = _io.BytesIO()
+    shelf = small.shelf.assign(psid_retrieve="PSID data center extract " + "x" * 2100)
+    shelf.to_stata(buffer, write_index=False, version=118, convert_strl=["psid_retrieve"],
+                   value_labels={k: v for k, v in synth.SHELF_VALUE_LABELS.items()
+                                 if k in shelf.columns})
+    long_zip = tmp_path / "l.zip"
+    with zipfile.ZipFile(long_zip, "w") as zf:
+        zf.writestr(psid.LONG_MEMBER, buffer.getvalue())
+    _, main_zip = synth.write_psid_archives(small, tmp_path / "x.zip", tmp_path / "m.zip")
+    report = psid.build(_survey(long_zip, main_zip), tmp_path, tmp_path / "out")
+    frame = pd.read_parquet(report.outputs["psid_main"])
+    assert frame["psid_retrieve"].tolist() == shelf["psid_retrieve"].tolist()
+    meta = json.loads((tmp_path / "out" / psid.METADATA_FILE).read_text())
+    assert meta["columns"]["shelf_strl"] == ["psid_retrieve"]
+    assert meta["sources"]["shelf_long"]["release_identifiers"]["psid_retrieve"].startswith(
+        "PSID data center extract")
 
 
 def test_family_values_must_agree_across_members(small, tmp_path):

@@ -96,7 +96,21 @@ def test_lookup_dates_rows_and_refuses_unknown_keys(files):
         ("cps", lambda d: d[0].update(release_date="20/02/1976"), r":2: bad key or date"),
         ("psid", lambda d: d.pop(3), r"missing \[1971\]"),
         ("psid", lambda d: d[-1].update(year="2022"), r"not waves \[2022\]"),
-        ("census", lambda d: d[0].update(sample="199005"), "sample 199005 with year 1990"),
+        # the reference's reader keeps the two samples' rows only: the 1990 one is now missing
+        ("census", lambda d: d[0].update(sample="199005"), "no row for sample 199002"),
+        ("census", lambda d: d[1].update(year="1990"), "sample 200007 with year 1990"),
+        ("cex", lambda d: d[2].update(comments=" "), r":4: comments is empty"),
+        ("mich", lambda d: d[0].update(source_url=""), r":2: source_url is empty"),
+        ("psid", lambda d: d[5].update(source=""), r":7: source is empty"),
+        ("cps", lambda d: d[0].update(source="Official release date"),
+         "CPS 1976-01: basic rows before 2020 need source 'Project conservative proxy'"),
+        ("cps", lambda d: d[-1].update(source_url="https://example.org"),
+         r"basic rows from January 2020 must cite https://www\.census\.gov/data/"),
+        ("sce", lambda d: d[0].update(microdata_release_lag_months="12"),
+         "microdata_release_lag_months 12 for module core; its lag is 9"),
+        ("sce", lambda d: d[0].update(aggregate_release_date_proxy="soon"), "bad key or date"),
+        ("sce", lambda d: d.__setitem__(slice(None), [r for r in d if r["module"] != "housing"]), "no row for SCE "
+         "module housing"),
         ("sce", lambda d: d[0].update(module="spending"), "module 'spending' unknown"),
         ("mich", lambda d: d[0].update(yyyymm="197813"), "bad key or date"),
     ],
@@ -116,3 +130,34 @@ def test_missing_file_and_column_are_named(files, tmp_path):
     with pytest.raises(DataError, match="column year is missing; release_psid.csv needs year, "
                                         "release_date"):
         rd.read_release_crosswalk("psid", bad)
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [("psid", "comments"), ("cex", "source_url"), ("cps", "partition"), ("mich", "source"),
+     ("census", "comments"), ("sce", "aggregate_release_date_proxy"),
+     ("sce", "microdata_release_lag_months")],
+)
+def test_columns_the_reference_reader_requires(files, tmp_path, source, column):
+    """Each crosswalk needs the columns its reference reader (load_*_release_date_crosswalk)
+    requires; the generator writes all of them."""
+    table = pd.read_csv(files[source], dtype=str, keep_default_na=False)
+    assert column in table.columns
+    bad = tmp_path / f"release_{source}.csv"
+    table.drop(columns=column).to_csv(bad, index=False)
+    with pytest.raises(DataError, match=f"column {column} is missing; release_{source}.csv needs"):
+        rd.read_release_crosswalk(source, bad)
+
+
+def test_provenance_columns_are_kept(files, tmp_path):
+    sce = rd.read_release_crosswalk("sce", files["sce"])
+    assert {"release_date_source", "source_url", "comments", "aggregate_release_date_proxy",
+            "microdata_release_lag_months"} <= set(sce.columns)
+    row = sce[(sce["module"] == "housing") & (sce["survey_year"] == 2020)
+              & (sce["survey_month"] == 3)].iloc[0]
+    assert (row["aggregate_release_date_proxy"], row["microdata_release_lag_months"]) == (
+        "2020-04-01", 18)
+    census = pd.read_csv(files["census"], dtype=str)
+    extra = pd.concat([census, census.iloc[[0]].assign(sample="199005")])
+    extra.to_csv(tmp_path / "release_census.csv", index=False)
+    assert len(rd.read_release_crosswalk("census", tmp_path / "release_census.csv")) == 2

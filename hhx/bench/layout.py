@@ -168,9 +168,13 @@ def read_prompts(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(PROMPT_KEYS), dtype=object)
 
 
-def prompt_line(record: Mapping[str, str]) -> str:
-    """One release JSONL line: the 7 keys in order, ASCII-escaped, NaN forbidden."""
-    return json.dumps({k: record[k] for k in PROMPT_KEYS}, ensure_ascii=True, allow_nan=False)
+def prompt_line(record: Mapping[str, str], *, compact: bool = False) -> str:
+    """One release JSONL line: the 7 keys in order, ASCII-escaped, NaN forbidden (`compact`:
+    separators "," and ":", not escaped, as the PSID job-loss tasks' reference renderers write)."""
+    fields = {k: record[k] for k in PROMPT_KEYS}
+    if compact:
+        return json.dumps(fields, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return json.dumps(fields, ensure_ascii=True, allow_nan=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -456,10 +460,10 @@ def _update_provenance(root: Path, task_name: str, synthetic: bool) -> Path:
     return write_json_atomic(path, prov)
 
 
-def _write_prompts(path: Path, records: list[dict[str, Any]]) -> None:
+def _write_prompts(path: Path, records: list[dict[str, Any]], compact: bool = False) -> None:
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(prompt_line(record) + "\n")
+            fh.write(prompt_line(record, compact=compact) + "\n")
 
 
 def write_release_task(
@@ -472,6 +476,7 @@ def write_release_task(
     synthetic: bool,
     cutoff: str = sp.CUTOFF_DATE,
     seed: int = sp.SAMPLING_SEED,
+    compact_prompts: bool = False,
 ) -> dict[str, Path]:
     """Publish one task in the release layout; each file is written atomically.
 
@@ -504,7 +509,7 @@ def write_release_task(
     with _root_lock(root):
         _check_provenance(root, spec.name, synthetic)
         write_csv_atomic(paths["table"], typed)
-        _write_prompts(paths["prompts"], records)
+        _write_prompts(paths["prompts"], records, compact_prompts)
         write_csv_atomic(paths["sidecar"], public)
         _update_provenance(root, spec.name, synthetic)
         mf.upsert_rows(

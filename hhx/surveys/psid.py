@@ -14,34 +14,44 @@ Inputs (`survey.raw.<key>`, relative to data.raw_dir), both ZIPs read compressed
 - optional `main_study_vars`: the V-variable map (default: `psid_main_study_vars.csv` shipped
   next to this module, columns concept, role, survey_year, variable, accuracy_variable, topcode,
   reference_period, annualisation_factor, questionnaire_item);
-- optional `release_dates`: the reference's `release_psid.csv` crosswalk (year, release_date
-  [, source]); it must cover exactly the wave schedule (spec 2). Unset: release_date is null.
+- `release_dates`: the reference's `release_psid.csv` crosswalk (year, release_date, source,
+  source_url, comments; read by hhx.surveys.release_dates as the reference's reader reads it:
+  exactly the wave schedule, no empty source). The reference's builder requires it, and so does
+  hhx by default (conf/survey/psid.yaml names `release_dates/release_psid.csv`); setting it to
+  null (an hhx option, off by default) leaves release_date and release_date_source null.
 
 Reading. pandas' StataReader re-reads the strL table at the end of a .dta before every chunk
 unless value labels were read, and on a ZIP member every backward seek restarts decompression
 (measured on a 26 MB test file in 10 chunks: 13 times one decompression pass), so a 7.9 GB member
 would be decompressed once per chunk. `DtaStream` therefore parses the Stata 117/118/119 layout
 itself and reads a member strictly forward, once: header, then only the needed fields of each row
-through a numpy record view (memory is bounded by one ~64 MB block), then the value labels at the
-end. The spec-1.1 fingerprint of a one-member ZIP is computed from the same bytes.
+through a numpy record view (memory is bounded by one ~64 MB block), then the strL texts (when a
+variable is a strL) and the value labels at the end. The spec-1.1 fingerprint of a one-member ZIP
+is computed from the same bytes.
 
 Output `psid_main.parquet`, one row per person x wave in file order:
-- the SHELF columns of REQUIRED_COLUMNS (+ OPTIONAL_COLUMNS when present), names lower-cased;
-  `id`, `year` int64, codes Int64, amounts float64. Waves outside the schedule (1968-1997 annual,
-  1999-2021 biennial) or a missing wave are errors;
-- derived (spec 1.10): `subsample` from `lineage` ranges, `sample_person` (sampstat != 0; a missing
-  sampstat counts as not a sample person), `is_reference_person` (rel == 1), `income_year`
-  (year - 1), `<var>_label` for LABELS (the spec's text, which the task prompts quote; the file's
-  own Stata value labels are compared with it and differences listed in the metadata; a code
-  without a label is an error), `occ_major_harmonized` (+ `occ_source`,
-  `occ_major_harmonized_label`) from occ_2010c_1m, else occ_2000c_1m, else occ_1970c;
-- `release_date`, `release_date_source` (from the crosswalk, else null);
+- every SHELF column, in file order, names lower-cased (as the reference keeps them all; the
+  REQUIRED_COLUMNS must be there): `id`, `year` int64, the CODE_COLUMNS Int64 (a fraction is an
+  error), VALUE_COLUMNS float64, other numbers Int64 (Stata integer types) or float64, text as
+  string (strL texts resolved). Waves outside the schedule (1968-1997 annual, 1999-2021
+  biennial) or a missing wave are errors;
+- derived (spec 1.10), in the reference's order: `subsample` from `lineage` ranges,
+  `sample_person` (sampstat != 0; as in the reference, a missing sampstat also differs from 0),
+  `is_reference_person` (rel == 1), `income_year` (year - 1), `<var>_label` for LABELS as
+  categoricals with the codebook's categories (the spec's text, which the task prompts quote;
+  the file's own Stata value labels are compared with it and differences listed in the metadata;
+  a code without a label is an error), `occ_major_harmonized` (categorical), `occ_source`,
+  `occ_major_harmonized_label` (categorical) from occ_2010c_1m, else occ_2000c_1m, else
+  occ_1970c;
+- `release_date`, `release_date_source` (the crosswalk's date and `source` text);
 - ENRICHMENT_COLUMNS on rows of current family members (panel_current == 1, fuid present), null
   elsewhere. The reference person and spouse of a family-wave are its rel 1 / rel 2 members;
   family-waves with two rel 1 or two rel 2 members are ambiguous and get no roles. Complete Main
   Study values are read from each member's own record (waves to 1992):
-  job-end reason codes (employed and unemployed routes; 0-9, other codes are errors; reference
-  person 1968-1992, spouse 1976 and 1979-1992; the tasks use codes 1 and 3), annual hours of the
+  job-end reason codes (employed and unemployed routes, kept as published like the reference
+  does; codes outside the documented 0-9 are counted in the metadata, fractions are errors;
+  reference person 1968-1992, spouse 1976 and 1979-1992; the tasks use codes 1 and 3; 1968 has
+  one combined question for both routes), annual hours of the
   reference person and spouse (reference year = wave - 1; valid if 0 <= hours < 9,999 and accuracy
   code 0, 1 or 2), food at home / away / net food stamps (waves 1969-1992 except 1973, 1988,
   1989, status `not_collected` there and in 1968; valid if 0 <= value < top code and accuracy code
@@ -131,8 +141,6 @@ VALUE_COLUMNS = (
     "wlth_odeb_net_nd",
 )  # fmt: skip
 REQUIRED_COLUMNS = KEY_COLUMNS + CODE_COLUMNS + VALUE_COLUMNS
-# Real-dollar variants no task reads: kept when the file has them.
-OPTIONAL_COLUMNS = ("earn_tot_rd", "wlth_odeb_net_rd")
 # Release identifiers of the SHELF file: first row's values go to the metadata.
 METADATA_SCALARS = ("psid_retrieve", "psidshelf_compile", "psidshelf_release")
 
@@ -214,8 +222,8 @@ ENRICHMENT_DTYPES: dict[str, str] = {
     "annual_hours_sp": "float64",
     "annual_hours_valid_rp": "Int8",
     "annual_hours_valid_sp": "Int8",
-    "annual_hours_accuracy_code_rp": "Int16",
-    "annual_hours_accuracy_code_sp": "Int16",
+    "annual_hours_accuracy_code_rp": "Int8",
+    "annual_hours_accuracy_code_sp": "Int8",
     "annual_hours_assignment_status_rp": "string",
     "annual_hours_assignment_status_sp": "string",
     "annual_work_status_rp": "float64",
@@ -395,7 +403,8 @@ class DtaStream:
         self, columns: list[str], chunk_rows: int = 250_000
     ) -> Iterator[dict[str, np.ndarray]]:
         """Blocks of rows as {name: values}: numbers float64 (Stata missing -> NaN), fixed-width
-        strings as object arrays of str. strL variables cannot be read this way."""
+        strings as object arrays of str, strL variables as int64 references (0: empty) that
+        `finish(strls=True)` resolves through `strl_text` (their text sits after the data)."""
         if self._rows_started:
             raise RuntimeError("DtaStream.rows() can run once")
         self._rows_started = True
@@ -405,8 +414,9 @@ class DtaStream:
             i = index[name]
             t = self.types[i]
             if t == _STRL:
-                raise DataError(f"{self.where}: variable {name} is a strL; expected a number")
-            fmt = f"{self.order}{_NUMERIC[t]}" if t in _NUMERIC else f"S{t}"
+                fmt = "V8"
+            else:
+                fmt = f"{self.order}{_NUMERIC[t]}" if t in _NUMERIC else f"S{t}"
             fields.append((name, fmt, self._offsets[i]))
         record = np.dtype(
             {
@@ -423,6 +433,9 @@ class DtaStream:
             out: dict[str, np.ndarray] = {}
             for k, (name, fmt, _) in enumerate(fields):
                 values = view[f"f{k}"]
+                if fmt == "V8":
+                    out[name] = self._strl_refs(values)
+                    continue
                 if fmt.startswith("S"):
                     out[name] = np.array(
                         [v.split(b"\0", 1)[0].decode(self.encoding, errors="replace")
@@ -441,12 +454,54 @@ class DtaStream:
             self._rows_read += n
             yield out
 
-    def finish(self, labels: bool = True) -> dict[str, dict[int, str]]:
+    def _strl_refs(self, raw: np.ndarray) -> np.ndarray:
+        """(v, o) of each 8-byte strL field as one int64, v * 2**40 + o (117: v 4 bytes, o 4;
+        118: v 2, o 6; 119: v 3, o 5; each in the file's byte order)."""
+        b = np.frombuffer(raw.tobytes(), dtype=np.uint8).reshape(-1, 8).astype(np.uint64)
+        v_bytes = {117: 4, 118: 2, 119: 3}[self.release]
+
+        def number(part: np.ndarray) -> np.ndarray:
+            if self.order == ">":
+                part = part[:, ::-1]
+            weights = np.left_shift(np.uint64(1), 8 * np.arange(part.shape[1], dtype=np.uint64))
+            return (part * weights).sum(axis=1)
+
+        v, o = number(b[:, :v_bytes]), number(b[:, v_bytes:])
+        return (v * np.uint64(1 << 40) + o).astype(np.int64)
+
+    def _strl_table(self) -> dict[int, str]:
+        """The <strls> section: reference -> text (binary strLs decoded as text too)."""
+        self._expect(b"<strls>")
+        endian = "little" if self.order == "<" else "big"
+        o_bytes = 4 if self.release == 117 else 8
+        table: dict[int, str] = {}
+        while True:
+            tag = self._src.read(3)
+            if tag == b"</s":
+                self._expect(b"trls>")
+                return table
+            if tag != b"GSO":
+                raise DataError(f"{self.where}: damaged strL table ({tag!r})")
+            v = int.from_bytes(self._src.read(4), endian)
+            o = int.from_bytes(self._src.read(o_bytes), endian)
+            kind = self._src.read(1)[0]
+            length = int.from_bytes(self._src.read(4), endian)
+            data = self._src.read(length)
+            if kind == 130:  # ASCII/UTF-8, null-terminated
+                data = data.split(b"\0", 1)[0]
+            table[v * (1 << 40) + o] = data.decode(self.encoding, errors="replace")
+
+    def finish(self, labels: bool = True, strls: bool = False) -> dict[str, dict[int, str]]:
         """Read past the data; return {variable: {code: label}} for variables with a value-label
-        set (empty if `labels` is False), then read to the end of the member."""
+        set (empty if `labels` is False), then read to the end of the member. With `strls`, the
+        strL texts are kept in `strl_text` (reference -> text; reference 0 is the empty text)."""
         self._rows_started = True
         self._src.skip((self.nobs - self._rows_read) * self.row_size)
         self._rows_read = self.nobs
+        self.strl_text: dict[int, str] = {0: ""}
+        if strls:
+            self._expect(b"</data>")
+            self.strl_text.update(self._strl_table())
         tables: dict[str, dict[int, str]] = {}
         if labels:
             self._src.skip(self._value_labels_at - self._src.pos)
@@ -588,15 +643,36 @@ def _as_codes(values: np.ndarray, column: str, where: str) -> pd.Series:
     return series.round().astype("Int64")
 
 
-def _shelf_chunk(raw: dict[str, np.ndarray], names: dict[str, str], where: str) -> pd.DataFrame:
-    """One block of the SHELF file -> kept, typed and derived columns (module docstring)."""
+def _label_categorical(codes: pd.Series, labels: dict[int, str]) -> pd.Categorical:
+    """Codes -> label text as a categorical with the codebook's labels as categories in code
+    order (the reference's dtype)."""
+    return pd.Categorical(codes.map(labels), categories=[labels[k] for k in sorted(labels)])
+
+
+def _shelf_chunk(raw: dict[str, np.ndarray], names: dict[str, str], kinds: dict[str, str],
+                 where: str) -> pd.DataFrame:
+    """One block of the SHELF file -> every column (file order, lower-case names, typed) and
+    the derived columns (module docstring). `kinds`: lower name -> int/float/string/strl."""
     out: dict[str, Any] = {}
-    for column in KEY_COLUMNS:
-        values = pd.Series(raw[names[column]])
-        bad = values.isna() | (values != np.round(values))
-        if bad.any():
-            raise DataError(f"{where}: column {column} is missing or not an integer in some row")
-        out[column] = values.astype("int64")
+    for column, kind in kinds.items():
+        values = raw[names[column]]
+        if column in KEY_COLUMNS:
+            series = pd.Series(values)
+            bad = series.isna() | (series != np.round(series))
+            if bad.any():
+                raise DataError(f"{where}: column {column} is missing or not an integer in some "
+                                "row")
+            out[column] = series.astype("int64")
+        elif column in CODE_COLUMNS:
+            out[column] = _as_codes(values, column, where)
+        elif kind == "strl":  # references; the text is resolved once the file is read
+            out[column] = pd.Series(values, dtype="int64")
+        elif kind == "string":
+            out[column] = pd.Series(values, dtype="string")
+        elif kind == "int" and column not in VALUE_COLUMNS:
+            out[column] = pd.Series(values).astype("Int64")
+        else:
+            out[column] = pd.Series(values, dtype="float64")
     year = out["year"]
     odd = ~year.isin(EXPECTED_WAVES)
     if odd.any():
@@ -604,18 +680,10 @@ def _shelf_chunk(raw: dict[str, np.ndarray], names: dict[str, str], where: str) 
             f"{where}: wave {int(year[odd].iloc[0])} is not in the PSID wave schedule "
             "(1968-1997 annual, 1999-2021 biennial); check the file against the release"
         )
-    for column in CODE_COLUMNS:
-        out[column] = _as_codes(raw[names[column]], column, where)
-    for column in VALUE_COLUMNS + OPTIONAL_COLUMNS:
-        if column in names:
-            values = raw[names[column]]
-            out[column] = (
-                pd.Series(values, dtype="string") if values.dtype == object
-                else pd.Series(values, dtype="float64")
-            )
     frame = pd.DataFrame(out)
     frame["subsample"] = derive_subsample(frame["lineage"])
-    frame["sample_person"] = frame["sampstat"].ne(0).fillna(False).astype(bool)
+    # As the reference: sampstat != 0, where a missing sampstat also differs from 0.
+    frame["sample_person"] = frame["sampstat"].astype("float64").ne(0).astype(bool)
     frame["is_reference_person"] = frame["rel"].eq(1).fillna(False).astype(bool)
     frame["income_year"] = (frame["year"] - 1).astype("Int64")
     for column, labels in LABELS.items():
@@ -626,11 +694,14 @@ def _shelf_chunk(raw: dict[str, np.ndarray], names: dict[str, str], where: str) 
                 f"{where}: column {column} has code {codes[unknown].iloc[0]} outside the codebook "
                 f"(valid: {sorted(labels)})"
             )
-        frame[f"{column}_label"] = codes.map(labels).astype("string")
+        frame[f"{column}_label"] = _label_categorical(codes, labels)
     group, source = harmonize_occupation(frame)
-    frame["occ_major_harmonized"] = group
+    frame["occ_major_harmonized"] = pd.Categorical(group.astype(object).where(group.notna()),
+                                                   categories=list(OCC_LABELS))
     frame["occ_source"] = source
-    frame["occ_major_harmonized_label"] = group.map(OCC_LABELS).astype("string")
+    frame["occ_major_harmonized_label"] = pd.Categorical(
+        group.map(OCC_LABELS).astype(object).where(group.notna()),
+        categories=list(OCC_LABELS.values()))
     return frame
 
 
@@ -642,7 +713,9 @@ class _ShelfPass:
     subsamples: dict[str, int]
     current: pd.DataFrame  # id, year, fuid, rel, demo_age_gen, demo_sex, demo_sex_label
     earnings_at_topcode: int
-    optional_found: list[str]
+    columns: list[str]  # every SHELF column, lower-case, in file order
+    strl_columns: list[str]
+    strl_text: dict[int, str]
     scalars: dict[str, Any]
     file_labels: dict[str, dict[int, str]]
     data_label: str
@@ -673,15 +746,29 @@ def _shelf_names(stream: DtaStream) -> dict[str, str]:
     return names
 
 
+def _kinds(stream: DtaStream, names: dict[str, str]) -> dict[str, str]:
+    """lower name -> int / float / string / strl, in file order."""
+    out = {}
+    for low, name in names.items():
+        kind = stream.kind(name)
+        if kind == "number":
+            t = stream.types[stream.names.index(name)]
+            kind = "float" if _NUMERIC[t][0] == "f" else "int"
+        out[low] = {"strL": "strl"}.get(kind, kind)
+    return out
+
+
 def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
-    """Stream the SHELF long member into `target` (parquet, one row group per block)."""
+    """Stream the SHELF long member, every column, into `target` (parquet, one row group per
+    block); strL columns hold references there until `_resolve_strls`."""
     with open_member(zip_path, LONG_MEMBER, "PSID-SHELF long archive") as member:
         stream = member.stream
         where = stream.where
         names = _shelf_names(stream)
-        optional = [c for c in OPTIONAL_COLUMNS if c in names]
-        scalars = [c for c in METADATA_SCALARS if c in names and stream.kind(names[c]) != "strL"]
-        wanted = [names[c] for c in (*REQUIRED_COLUMNS, *optional, *scalars)]
+        kinds = _kinds(stream, names)
+        strl_columns = [c for c, k in kinds.items() if k == "strl"]
+        scalars = [c for c in METADATA_SCALARS if c in names]
+        wanted = list(stream.names)
         keys: list[np.ndarray] = []
         current: list[pd.DataFrame] = []
         waves: Counter[int] = Counter()
@@ -694,7 +781,7 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
             for raw in stream.rows(wanted, chunk_rows):
                 if not first and len(raw[wanted[0]]):
                     first = {c: _scalar(raw[names[c]][0]) for c in scalars}
-                frame = _shelf_chunk(raw, names, where)
+                frame = _shelf_chunk(raw, names, kinds, where)
                 keys.append((frame["id"] * 10_000 + frame["year"]).to_numpy())
                 waves.update(frame["year"].value_counts().to_dict())
                 subsamples.update(frame["subsample"].value_counts().to_dict())
@@ -707,10 +794,14 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
                 yield frame
 
         written = write_parquet_chunks(target, chunks(), where)
-        file_labels = stream.finish(labels=True)
+        file_labels = stream.finish(labels=True, strls=bool(strl_columns))
+        strl_text = stream.strl_text
         sha = _fingerprint(member)
     if not written:
         raise DataError(f"{where}: the SHELF file holds no rows")
+    for column in strl_columns:
+        if column in first and first[column] is not None:
+            first[column] = strl_text.get(int(first[column]))
     all_keys = np.concatenate(keys)
     unique_keys, counts = np.unique(all_keys, return_counts=True)
     if (counts > 1).any():
@@ -730,7 +821,9 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
         subsamples={str(k): int(v) for k, v in sorted(subsamples.items())},
         current=pd.concat(current, ignore_index=True),
         earnings_at_topcode=topcoded,
-        optional_found=optional,
+        columns=list(kinds),
+        strl_columns=strl_columns,
+        strl_text=strl_text,
         scalars=first,
         file_labels=lower_labels,
         data_label=stream.data_label,
@@ -739,6 +832,30 @@ def read_shelf(zip_path: Path, target: Path, chunk_rows: int) -> _ShelfPass:
         sha256=sha,
         member=member.member,
     )
+
+
+def _fixed_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """Label columns read back from a row group: the codebook's full category list again."""
+    for column, labels in LABELS.items():
+        frame[f"{column}_label"] = pd.Categorical(
+            frame[f"{column}_label"].astype(object), categories=[labels[k] for k in sorted(labels)])
+    frame["occ_major_harmonized"] = pd.Categorical(frame["occ_major_harmonized"].astype(object),
+                                                   categories=list(OCC_LABELS))
+    frame["occ_major_harmonized_label"] = pd.Categorical(
+        frame["occ_major_harmonized_label"].astype(object), categories=list(OCC_LABELS.values()))
+    return frame
+
+
+def _resolve_strls(frame: pd.DataFrame, shelf: _ShelfPass, where: str) -> None:
+    """strL references -> their text (in place); a reference without text is an error."""
+    for column in shelf.strl_columns:
+        refs = frame[column]
+        text = refs.map(shelf.strl_text)
+        lost = text.isna() & refs.notna()
+        if lost.any():
+            raise DataError(f"{where}: strL {column} refers to text missing from the file's strL "
+                            "table; the file is damaged, download it again")
+        frame[column] = text.astype("string")
 
 
 def compare_labels(file_labels: dict[str, dict[int, str]]) -> dict[str, Any]:
@@ -1022,9 +1139,11 @@ def _check_family_values(
 
 
 def _wave_values(
-    wave: int, specs: dict[tuple[str, str], MainStudyVar], source: pd.DataFrame, where: str
+    wave: int, specs: dict[tuple[str, str], MainStudyVar], source: pd.DataFrame, where: str,
+    odd_codes: dict[str, int],
 ) -> dict[str, Any]:
-    """Enrichment columns of one wave's current members from their Complete Main Study values."""
+    """Enrichment columns of one wave's current members from their Complete Main Study values;
+    `odd_codes` collects counts of job-end codes outside the documented 0-9."""
     out: dict[str, Any] = {}
     if ("annual_hours", "rp") in specs or ("annual_hours", "sp") in specs:
         out["labor_reference_year"] = wave - 1
@@ -1049,12 +1168,15 @@ def _wave_values(
             if spec is None:
                 continue
             codes = source[spec.variable].to_numpy()
-            bad = ~np.isnan(codes) & ~np.isin(codes, list(REASON_CODES))
+            bad = ~np.isnan(codes) & (codes != np.round(codes))
             if bad.any():
                 raise DataError(
-                    f"{where}: column {spec.variable} ({spec.concept} {role} {wave}) has code "
-                    f"{codes[bad][0]:g} outside the codebook (0-9)"
+                    f"{where}: column {spec.variable} ({spec.concept} {role} {wave}) has "
+                    f"non-integer code {codes[bad][0]:g}"
                 )
+            # Kept as published, as the reference keeps them; codes outside 0-9 are counted.
+            odd_codes[f"{spec.variable} ({spec.concept} {role} {wave})"] = int(
+                (~np.isnan(codes) & ~np.isin(codes, list(REASON_CODES))).sum())
             out[f"job_end_reason_{route}_code_{role}"] = codes
     if ("food_at_home", "family") in specs:
         food: dict[str, np.ndarray] = {}
@@ -1108,6 +1230,7 @@ def enrichment_lookup(
         by_wave.setdefault(spec.wave, {})[(spec.concept, spec.role)] = spec
     pieces: dict[str, list[np.ndarray]] = {c: [] for c in ENRICHMENT_COLUMNS}
     order: list[np.ndarray] = []
+    odd_codes: dict[str, int] = {}
     without_record = 0
     known = main.values.index
     role_columns = [c for c in lookup.columns if c in ENRICHMENT_DTYPES]
@@ -1123,7 +1246,7 @@ def enrichment_lookup(
             picked = main.values.reindex(ids)[[c.upper() for c in columns]]
             source = pd.DataFrame(picked.to_numpy(), columns=columns)
             _check_family_values(members["fuid"].to_numpy(), source, wave, main.where)
-        values = _wave_values(wave, specs, source, main.where)
+        values = _wave_values(wave, specs, source, main.where, odd_codes)
         for column in role_columns:
             values[column] = members[column].to_numpy()
         for column, dtype in ENRICHMENT_DTYPES.items():
@@ -1163,6 +1286,7 @@ def enrichment_lookup(
             str(k): int(v) for k, v in ambiguous["year"].value_counts().sort_index().items()
         },
         "current_person_waves_without_main_study_record": without_record,
+        "job_end_codes_outside_0_9": {k: v for k, v in odd_codes.items() if v},
     }
     return table, stats
 
@@ -1175,11 +1299,9 @@ def read_release_dates(path: Path) -> tuple[dict[int, str], dict[int, str]]:
     """year -> ISO release date and year -> source label, from the reference crosswalk
     (validated by hhx.surveys.release_dates: exactly the wave schedule, ISO dates)."""
     table = read_release_crosswalk("psid", path)
-    sources = (table["release_date_source"] if "release_date_source" in table.columns
-               else pd.Series("crosswalk", index=table.index))
     years = table["year"].astype(int).tolist()
     return (dict(zip(years, table["release_date"], strict=True)),
-            dict(zip(years, sources.replace("", "crosswalk"), strict=True)))
+            dict(zip(years, table["release_date_source"], strict=True)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1220,7 +1342,8 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
                              release_path, synthetic)
         def enriched() -> Iterator[pd.DataFrame]:
             for batch in pq.ParquetFile(staged).iter_batches(batch_size=survey.chunk_rows):
-                frame = batch.to_pandas()
+                frame = _fixed_categories(batch.to_pandas())
+                _resolve_strls(frame, shelf, f"{long_zip}!{shelf.member}")
                 keys = pd.MultiIndex.from_arrays([frame["id"], frame["year"]])
                 added = lookup.reindex(keys).reset_index(drop=True)
                 frame["release_date"] = frame["year"].map(dates).astype("string")
@@ -1285,9 +1408,8 @@ def _metadata(
         "rows_by_wave": {str(k): v for k, v in shelf.rows_by_wave.items()},
         "subsamples": shelf.subsamples,
         "columns": {
-            "shelf": list(REQUIRED_COLUMNS) + shelf.optional_found,
-            "shelf_optional_missing": [c for c in OPTIONAL_COLUMNS
-                                       if c not in shelf.optional_found],
+            "shelf": shelf.columns,
+            "shelf_strl": shelf.strl_columns,
             "derived": list(DERIVED_COLUMNS),
             "release": list(RELEASE_COLUMNS),
             "enrichment": list(ENRICHMENT_COLUMNS),

@@ -20,6 +20,7 @@ that file was public. Two sources:
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from pathlib import Path
 
@@ -78,8 +79,11 @@ def cps_release_dates(
 # --------------------------------------------------------------------------------------------
 # The six crosswalks of the reference (`data/raw/release_dates/release_<source>.csv`, spec 2)
 
-# Keys of each crosswalk (integers unless noted); `release_date` (ISO) is required in all, a
-# `source`/`release_date_source` and `source_url`/`release_rule_id` column are kept if present.
+# Keys of each crosswalk (integers unless noted). Every crosswalk also needs `release_date` (ISO)
+# and the provenance columns the reference's readers require (scripts/1_preprocessing/
+# {census,cex,cps,mich,psid,sce}.py `load_*_release_date_crosswalk`): non-empty `source`,
+# `source_url` and `comments`; CPS a `partition` (only `basic` rows are used); SCE also
+# `aggregate_release_date_proxy` (ISO date) and `microdata_release_lag_months` (the module's lag).
 CROSSWALK_KEYS: dict[str, list[str]] = {
     "census": ["year", "sample"],
     "cex": ["cex_data_year"],
@@ -88,16 +92,28 @@ CROSSWALK_KEYS: dict[str, list[str]] = {
     "psid": ["year"],
     "sce": ["module", "survey_year", "survey_month"],  # module is text
 }
+PROVENANCE_COLUMNS = ("source", "source_url", "comments")
+LEADING_REQUIRED: dict[str, tuple[str, ...]] = {"cps": ("partition",)}
+TRAILING_REQUIRED: dict[str, tuple[str, ...]] = {
+    "sce": ("aggregate_release_date_proxy", "microdata_release_lag_months")}
 CEX_SOURCES = {"Official release date", "Inferred from official rule",
                "Latest survey date in release"}
 CENSUS_SAMPLES = {199002: 1990, 200007: 2000}
 SCE_LAG_MONTHS = {"core": 9, "household_spending": 18, "labor_market": 18, "public_policy": 9,
                   "housing": 18, "job_search": 9}
+# CPS basic rows: from January 2020 official Census dates citing the annual release archive,
+# before it the project's proxy citing the CPS FAQ (the reference's reader checks both).
+CPS_OFFICIAL_SOURCE = "Official release date"
+CPS_PROXY_SOURCE = "Project conservative proxy"
+CPS_RELEASE_ARCHIVE_URL = re.compile(
+    r"^https://www\.census\.gov/data/what-is-data-census-gov/latest-releases/\d{4}\.html$")
+CPS_FAQ_URL = "https://www.census.gov/programs-surveys/cps/about/faqs.html"
 # PSID waves: annual 1968-1997, biennial 1999-2021 (spec 1.10).
 PSID_WAVES = [*range(1968, 1998), *range(1999, 2022, 2)]
-_KEPT = {"source": "release_date_source", "release_date_source": "release_date_source",
-         "source_url": "source_url", "release_rule_id": "release_rule_id",
-         "rule_id": "release_rule_id"}
+_KEPT = {"source": "release_date_source", "source_url": "source_url", "comments": "comments",
+         "release_rule_id": "release_rule_id",
+         "aggregate_release_date_proxy": "aggregate_release_date_proxy",
+         "microdata_release_lag_months": "microdata_release_lag_months"}
 
 
 def sce_inferred_release_date(module: str, year: int, month: int) -> str:
@@ -127,9 +143,11 @@ def _period_end(source: str, row: dict) -> dt.date:
 
 
 def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
-    """One crosswalk, validated: key columns, ISO dates not before the period they cover,
-    unique keys, and the source's own rules (CEX source labels, Census samples, PSID schedule,
-    SCE modules). Returns key columns + release_date (+ kept provenance columns)."""
+    """One crosswalk, validated as the reference's reader validates it, and more: key columns,
+    ISO dates not before the period they cover, unique keys, non-empty provenance columns and
+    the source's own rules (CEX source labels, CPS sources and URLs, the two Census samples,
+    exactly the PSID schedule, SCE modules and lags). Returns key columns + release_date +
+    provenance columns (`source` as `release_date_source`)."""
     if source not in CROSSWALK_KEYS:
         raise DataError(f"unknown release-date source {source!r}; known: {sorted(CROSSWALK_KEYS)}")
     if not path.is_file():
@@ -138,15 +156,28 @@ def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     table.columns = [c.strip().lower() for c in table.columns]
     keys = CROSSWALK_KEYS[source]
-    missing = [c for c in [*keys, "release_date"] if c not in table.columns]
+    required = [*LEADING_REQUIRED.get(source, ()), *keys, "release_date", *PROVENANCE_COLUMNS,
+                *TRAILING_REQUIRED.get(source, ())]
+    missing = [c for c in required if c not in table.columns]
     if missing:
         raise DataError(f"{path}: column {missing[0]} is missing; release_{source}.csv needs "
-                        f"{', '.join([*keys, 'release_date'])}")
-    if source == "cps" and "partition" in table.columns:
+                        f"{', '.join(required)} (as the reference's reader)")
+    if source == "cps":
         table = table[table["partition"].str.strip() == "basic"]
+        if table.empty:
+            raise DataError(f"{path}: no rows with partition 'basic'")
+    if source == "census":  # the reader keeps the two samples' rows only
+        table = table[table["sample"].str.strip().isin([str(s) for s in CENSUS_SAMPLES])]
     kept = {c: _KEPT[c] for c in table.columns if c in _KEPT}
     out = table[[*keys, "release_date", *kept]].rename(columns=kept)
     out = out.loc[:, ~out.columns.duplicated()].copy()
+    for column in ("release_date_source", "source_url", "comments"):
+        out[column] = out[column].str.strip()
+        empty = out[column].eq("")
+        if empty.any():
+            line = int(empty.to_numpy().argmax()) + 2
+            raise DataError(f"{path}:{line}: {'source' if column == 'release_date_source' else column}"
+                            " is empty; every row needs source, source_url and comments")
     for i, row in enumerate(out.to_dict("records"), start=2):
         try:
             for k in keys:
@@ -154,6 +185,9 @@ def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
                     int(row[k])
             date = dt.date.fromisoformat(row["release_date"].strip()[:10])
             end = _period_end(source, row)
+            if source == "sce":
+                dt.date.fromisoformat(row["aggregate_release_date_proxy"].strip()[:10])
+                int(row["microdata_release_lag_months"])
         except ValueError:
             shown = ", ".join(f"{k}={row[k]!r}" for k in [*keys, "release_date"])
             raise DataError(f"{path}:{i}: bad key or date ({shown}); dates are YYYY-MM-DD") from None
@@ -165,6 +199,10 @@ def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
             out[k] = out[k].astype("int64")
     out["release_date"] = out["release_date"].str.strip().str[:10].map(
         lambda s: dt.date.fromisoformat(s).isoformat())
+    if source == "sce":
+        out["aggregate_release_date_proxy"] = out["aggregate_release_date_proxy"].str.strip(
+            ).str[:10].map(lambda s: dt.date.fromisoformat(s).isoformat())
+        out["microdata_release_lag_months"] = out["microdata_release_lag_months"].astype("int64")
     dup = out.duplicated(keys)
     if dup.any():
         first = out.loc[dup, keys].iloc[0].tolist()
@@ -174,15 +212,38 @@ def read_release_crosswalk(source: str, path: Path) -> pd.DataFrame:
 
 
 def _check_source_rules(source: str, table: pd.DataFrame, path: Path) -> None:
-    if source == "cex" and "release_date_source" in table.columns:
+    if source == "cex":
         bad = sorted(set(table["release_date_source"]) - CEX_SOURCES)
         if bad:
             raise DataError(f"{path}: source {bad[0]!r} is not one of {sorted(CEX_SOURCES)}")
+    if source == "cps":
+        official = table["year"] >= 2020
+        for when, mask, want, url_ok in (
+            ("from January 2020", official, CPS_OFFICIAL_SOURCE,
+             table["source_url"].str.match(CPS_RELEASE_ARCHIVE_URL)),
+            ("before 2020", ~official, CPS_PROXY_SOURCE, table["source_url"].eq(CPS_FAQ_URL)),
+        ):
+            wrong = mask & table["release_date_source"].ne(want)
+            if wrong.any():
+                y, m = table.loc[wrong, ["year", "month"]].iloc[0].tolist()
+                raise DataError(f"{path}: CPS {y}-{m:02d}: basic rows {when} need source "
+                                f"{want!r}")
+            wrong = mask & ~url_ok.fillna(False).astype(bool)
+            if wrong.any():
+                y, m = table.loc[wrong, ["year", "month"]].iloc[0].tolist()
+                cite = (CPS_FAQ_URL if want == CPS_PROXY_SOURCE else
+                        "https://www.census.gov/data/what-is-data-census-gov/latest-releases/"
+                        "<year>.html")
+                raise DataError(f"{path}: CPS {y}-{m:02d}: basic rows {when} must cite {cite}")
     if source == "census":
         for sample, year in zip(table["sample"], table["year"], strict=True):
             if CENSUS_SAMPLES.get(int(sample)) != int(year):
                 raise DataError(f"{path}: sample {sample} with year {year}; the samples are "
                                 f"{', '.join(f'{s} ({y})' for s, y in CENSUS_SAMPLES.items())}")
+        lack = sorted(set(CENSUS_SAMPLES) - set(table["sample"].tolist()))
+        if lack:
+            raise DataError(f"{path}: no row for sample {lack[0]} ({CENSUS_SAMPLES[lack[0]]}); "
+                            "the crosswalk must date both samples")
     if source == "psid":
         have = set(table["year"].tolist())
         if have != set(PSID_WAVES):
@@ -194,6 +255,16 @@ def _check_source_rules(source: str, table: pd.DataFrame, path: Path) -> None:
         if bad:
             raise DataError(f"{path}: module {bad[0]!r} unknown; modules are "
                             f"{', '.join(SCE_LAG_MONTHS)}")
+        lack = [m for m in SCE_LAG_MONTHS if m not in set(table["module"])]
+        if lack:
+            raise DataError(f"{path}: no row for SCE module {lack[0]}; the reference's reader "
+                            f"needs every module ({', '.join(SCE_LAG_MONTHS)})")
+        lags = table["module"].map(SCE_LAG_MONTHS)
+        wrong = table["microdata_release_lag_months"].ne(lags)
+        if wrong.any():
+            row = table.loc[wrong].iloc[0]
+            raise DataError(f"{path}: microdata_release_lag_months {row['microdata_release_lag_months']}"
+                            f" for module {row['module']}; its lag is {SCE_LAG_MONTHS[row['module']]}")
 
 
 def lookup_release_dates(frame: pd.DataFrame, crosswalk: pd.DataFrame, source: str,

@@ -143,9 +143,11 @@ def render_records(
 ) -> list[dict[str, str]]:
     """Prompt records for rows (full rows go to the builder; public rows give keys and answers)."""
     records = []
-    # A builder may write the gold answer itself (`reference_answer(row, task) -> list`) where
-    # the official renderer rounds or types it its own way (e.g. `[5.0]`, 3-decimal vectors).
+    # Optional builder hooks: `reference_answer(row, task) -> list` writes the gold answer where
+    # the official renderer rounds or types it its own way (e.g. `[5.0]`, 3-decimal vectors);
+    # `JSON_SEPARATORS` (the PSID job-loss tasks write compact JSON records).
     own_answer = getattr(module, "reference_answer", None)
+    separators = getattr(module, "JSON_SEPARATORS", None)
     for row, pub in zip(full, public, strict=True):
         system, user = module.render(row, task)
         check_prompt(system, user, task, _month(pub["time"]))
@@ -156,7 +158,7 @@ def render_records(
                 f"{where}: naive_baseline must return a list, got {type(naive).__name__}"
             )
         try:
-            naive_json = json.dumps(naive, allow_nan=False)
+            naive_json = json.dumps(naive, allow_nan=False, separators=separators)
         except (TypeError, ValueError) as exc:
             raise DataError(
                 f"{where}: naive_baseline {naive!r} is not finite JSON ({exc})"
@@ -171,6 +173,7 @@ def render_records(
                 "assistant": json.dumps(
                     own_answer(row, task) if own_answer else answer_values(pub, task),
                     allow_nan=False,
+                    separators=separators,
                 ),
                 "naive_baseline": naive_json,
             }
@@ -293,7 +296,8 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
             full[col] = reread[col].to_numpy()
 
     prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))
-    write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic)
+    write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic,
+                       compact_prompts=getattr(module, "JSON_SEPARATORS", None) is not None)
     if steps is not None:
         write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
     select_eval_sample(root, eval_sample_root(root), [task.name], update=True)

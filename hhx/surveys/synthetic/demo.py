@@ -159,7 +159,13 @@ def _psid(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> 
 
     long_zip, main_zip = _at(survey, raw_dir, "shelf_long"), _at(survey, raw_dir, "main_study")
     write_synthetic_psid(long_zip, main_zip, seed=seed, **s)
-    return [long_zip, main_zip]
+    written = [long_zip, main_zip]
+    if survey.raw.get("release_dates"):  # the same file the release_dates demo writes
+        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+
+        written.append(write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "psid",
+                                                 seed=seed))
+    return written
 
 
 @writer("release_dates")
