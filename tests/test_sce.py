@@ -371,25 +371,38 @@ def test_release_dates_follow_the_lag_rule(built):
 
 def test_release_crosswalk_supplies_dates_and_must_cover_every_month(tmp_path):
     path = tmp_path / "release_sce.csv"
+    lags = {"core": 9, "household_spending": 18, "labor_market": 18, "public_policy": 9,
+            "housing": 18, "job_search": 9}  # the reference's reader needs every module
     head = ("module,survey_year,survey_month,release_date,source,source_url,comments,"
-            "aggregate_release_date_proxy,microdata_release_lag_months\n")
-    path.write_text(head + "core,2024,1,2024-10-14,Official,https://x,c,2024-02-16,9\n"
-                    "housing,2024,2,2025-08-01,Inferred,https://x,c,2024-04-01,18\n")
+            "aggregate_release_date_proxy,microdata_release_lag_months")
+
+    def write(core_lag: int = 9) -> None:
+        lines = [head]
+        for module, lag in lags.items():
+            if module == "core":
+                lines.append(f"core,2024,1,2024-10-14,Official,u,c,2024-02-16,{core_lag}")
+            elif module == "housing":
+                lines.append(f"housing,2024,2,2025-08-01,Inferred,u,c,2024-04-01,{lag}")
+            else:
+                lines.append(f"{module},2024,1,2024-10-14,Official,u,c,2024-02-01,{lag}")
+        path.write_text("\n".join(lines) + "\n")
+
+    write()
     crosswalk = sce.ReleaseCrosswalk.read(path)
     dates = sce.release_columns("core", np.array([2024, 2024]), np.array([1, 1]), crosswalk)
     assert list(dates["release_date"]) == ["2024-10-14"] * 2
     assert list(dates["release_date_source"]) == ["Official"] * 2  # the crosswalk's text
     assert list(dates["aggregate_release_date_proxy"]) == ["2024-02-16"] * 2
     housing = sce.release_columns("housing", np.array([2024]), np.array([2]), crosswalk)
-    assert housing["release_date_source"][0] == "Inferred"
+    assert housing["release_date"][0] == "2025-08-01"
     with pytest.raises(DataError, match=r"release_sce.csv: no release date for SCE core 2024-02"):
         sce.release_columns("core", np.array([2024]), np.array([2]), crosswalk)
     path.write_text("module,survey_year,survey_month,release_date,source\n"
                     "core,2024,1,2024-10-14,Official\n")
-    with pytest.raises(DataError, match=r"column\(s\) \['source_url', 'comments'"):
+    with pytest.raises(DataError, match=r"release_sce.csv: column source_url is missing"):
         sce.ReleaseCrosswalk.read(path)
-    path.write_text(head + "core,2024,1,2024-10-14,Official,https://x,c,2024-02-16,18\n")
-    with pytest.raises(DataError, match=r"release_sce.csv:2: .*lag for core is 9"):
+    write(core_lag=18)
+    with pytest.raises(DataError, match=r"release_sce.csv: microdata_release_lag_months 18 for module core; its lag is 9"):
         sce.ReleaseCrosswalk.read(path)
 
 
