@@ -81,7 +81,10 @@ def log_run(
         return None
     import mlflow
 
+    from hhx.tracking.store import prepare_store
+
     secrets = secret_values()
+    prepare_store(str(tracking.uri), str(tracking.experiment))  # schema once, first write locked
     mlflow.set_tracking_uri(str(tracking.uri))
     mlflow.set_experiment(str(tracking.experiment))
     with mlflow.start_run(run_name=run_name) as run:
