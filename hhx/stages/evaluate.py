@@ -23,6 +23,7 @@ from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, 
 from hhx.predictors.base import PredictionRow, make_predictor
 from hhx.scoring import error_code, score_task
 from hhx.stages.data import is_synthetic, load_bench, source_of
+from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
 from hhx.tracking.mlflow_run import flatten_config, log_run
 
@@ -165,6 +166,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
     gold = examples[RECORD_KEYS].to_dict("records")
 
+    # --- sweeps (hhx/sweeps/cell.py): identity tags; in a sweep, skip a cell MLflow already
+    # holds as FINISHED, or only estimate it (sweep.dry_run)
+    cell = sweep_cell.prepare(cfg, task, model_name, bench, examples)
+    if cell.outcome is not None:
+        return cell.outcome
+
     predictor = make_predictor(cfg)
     t0 = time.perf_counter()
     try:
@@ -221,6 +228,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "hhx.base_model": str(cfg.model.name),
         "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
             "lora_adapter") else "",
+        **cell.tags,
     }
     write_json_atomic(out / "run_info.json", {"tags": tags, "start_time": started_at, "metrics": {
         k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
@@ -232,6 +240,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         metrics=metrics,
         artifact_dir=out,
     )
+    sweep_cell.finish(cell, task, run_id, metrics)  # the sweep summary's record
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
     print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")

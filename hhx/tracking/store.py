@@ -48,13 +48,14 @@ def prepare_store(uri: str, experiment: str) -> str:
     Cheap after the first call in a process; safe to call from many processes at once."""
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=uri)
     if (uri, experiment) in _READY:
-        found = client.get_experiment_by_name(experiment)
+        found = MlflowClient(tracking_uri=uri).get_experiment_by_name(experiment)
         if found is not None:
             return found.experiment_id
     with store_lock(uri):
-        found = client.get_experiment_by_name(experiment)  # first use: migrations run here
+        # The client's store runs MLflow's migrations on a new database: inside the lock only.
+        client = MlflowClient(tracking_uri=uri)
+        found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found else client.create_experiment(experiment)
     _READY.add((uri, experiment))
     return experiment_id
