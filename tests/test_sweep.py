@@ -191,3 +191,10 @@ def test_dry_run_estimate_counts_draws_tokens_and_cost_from_the_model_prices():
     assert plan["cost_usd"] == pytest.approx(242e-6 + 64 * 32 * 2e-6)
     assert plan["cost_usd_max"] == pytest.approx(484e-6 + 3200 * 2e-6)
     assert estimate(composed("model=xgboost"), examples)["requests"] == 0
+
+
+def test_summary_ignores_an_earlier_sweep_in_the_same_folder(tmp_path):
+    (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 1, "sweep_id": "new"}))
+    _record(tmp_path / "0_a_x", status="run", job=0, task="a", model="x", sweep_id="new")
+    _record(tmp_path / "1_a_y", status="skipped", job=1, task="a", model="y", sweep_id="old")
+    assert counts(summary_frame(tmp_path))["skipped"] == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,17 @@ class SweepCallback(Callback):
         except Exception as exc:  # never block a sweep on the count; the summary says unknown
             log.warning("could not count the sweep's cells: %s", exc)
             expected = None
-        write_json_atomic(sweep_dir / "sweep.json", {"expected_jobs": expected})
+        write_json_atomic(sweep_dir / "sweep.json", {"expected_jobs": expected,
+                                                      "sweep_id": uuid.uuid4().hex})
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from hhx.sweeps.summary import counts, format_summary, log_summary, summary_frame
-        from hhx.sweeps.summary import write_summary
+        from hhx.sweeps.summary import (
+            counts,
+            format_summary,
+            log_summary,
+            summary_frame,
+            write_summary,
+        )
 
         sweep_dir = Path(str(config.hydra.sweep.dir))
         frame = summary_frame(sweep_dir)

@@ -65,6 +65,18 @@ def write_record(**fields: Any) -> None:
     write_json_atomic(path, record)
 
 
+def sweep_id() -> str | None:
+    """The id the sweep wrote before its jobs (hhx/sweeps/callback.py), which ties a record to
+    its sweep when a rerun uses the same folder."""
+    import json
+
+    try:
+        path = Path(str(HydraConfig.get().sweep.dir)) / "sweep.json"
+        return json.loads(path.read_text()).get("sweep_id")
+    except (ValueError, OSError):
+        return None
+
+
 def record_start(cfg: DictConfig) -> None:
     from hhx.stages.evaluate import enum_value, model_label
 
@@ -74,7 +86,10 @@ def record_start(cfg: DictConfig) -> None:
     except (ValueError, TypeError):
         job_num, overrides = -1, []
     task = cfg.get("task")
-    write_record(status="started", job=job_num, overrides=overrides,
+    out = job_dir()
+    if out is not None:  # a rerun into the same folder starts this job's record afresh
+        (out / RECORD_FILE).unlink(missing_ok=True)
+    write_record(status="started", sweep_id=sweep_id(), job=job_num, overrides=overrides,
                  stage=enum_value(cfg.stage), task=str(task.name) if task is not None else "",
                  model=model_label(cfg) if cfg.get("model") is not None else "",
                  started_at=time.time())

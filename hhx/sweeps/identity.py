@@ -43,7 +43,7 @@ def result_settings(cfg: DictConfig) -> dict[str, Any]:
 
 
 def config_hash(cfg: DictConfig) -> str:
-    from hhx.tracking.mlflow_run import SECRET_NAME, SAFE_SECRET_KEYS
+    from hhx.tracking.mlflow_run import SAFE_SECRET_KEYS, SECRET_NAME
 
     def scrub(node: Any) -> Any:  # a secret never enters the hash (it would leak by its digest)
         if isinstance(node, dict):

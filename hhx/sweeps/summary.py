@@ -25,13 +25,23 @@ DRY_COLUMNS = ["task", "model", "prompts", "draws", "requests", "prompt_tokens",
 FINAL = ("run", "skipped", "failed", "dry_run")
 
 
-def read_records(sweep_dir: Path) -> list[dict[str, Any]]:
+def sweep_info(sweep_dir: Path) -> dict[str, Any]:
+    """What the sweep wrote before its jobs: expected_jobs, sweep_id (either may be absent)."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def read_records(sweep_dir: Path, sweep_id: str | None = None) -> list[dict[str, Any]]:
+    """The job records of the sweep; with `sweep_id`, only this sweep's (a rerun into the same
+    folder leaves the earlier sweep's job folders there)."""
     records = []
     for path in sorted(Path(sweep_dir).glob(f"*/{RECORD_FILE}")):
         try:
             record = json.loads(path.read_text())
         except ValueError:
             record = {"status": "failed", "error": f"{path}: unreadable record"}
+        if sweep_id is not None and record.get("sweep_id", sweep_id) != sweep_id:
+            continue
         record["folder"] = path.parent.name
         if record.get("status") not in FINAL:
             record["error"] = record.get("error") or "the job ended before reporting a result"
@@ -40,23 +50,18 @@ def read_records(sweep_dir: Path) -> list[dict[str, Any]]:
     return records
 
 
-def expected_jobs(sweep_dir: Path) -> int | None:
-    path = Path(sweep_dir) / SWEEP_FILE
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text()).get("expected_jobs")
-
-
 def summary_frame(sweep_dir: Path) -> pd.DataFrame:
-    records = read_records(sweep_dir)
-    expected = expected_jobs(sweep_dir)
-    missing = (expected or 0) - len(records)
+    info = sweep_info(sweep_dir)
+    records = read_records(sweep_dir, info.get("sweep_id"))
+    missing = (info.get("expected_jobs") or 0) - len(records)
     for _ in range(max(0, missing)):
         records.append({"task": "?", "model": "?", "status": "failed",
                         "error": "no record: the job never started or its folder is elsewhere"})
     frame = pd.DataFrame.from_records(records)
     if frame.empty:
         return pd.DataFrame(columns=RUN_COLUMNS)
+    if "n" in frame:
+        frame["n"] = pd.to_numeric(frame["n"], errors="coerce").astype("Int64")
     frame = frame.sort_values(["job", "task", "model"] if "job" in frame else ["task", "model"],
                               kind="mergesort", na_position="last")
     return frame.reset_index(drop=True)

@@ -38,6 +38,10 @@ class HhxRayLauncher(RayLauncher):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         # Ray's default object store asks for 30% of memory; a sweep passes small objects only.
         self.ray_cfg.init.setdefault("object_store_memory", 78643200)
+        # A local cluster's dashboard adds processes that slow its start past Ray's fixed 30 s
+        # wait on a busy machine; it is not needed to run jobs.
+        if self.ray_cfg.init.get("address") is None:
+            self.ray_cfg.init.setdefault("include_dashboard", False)
         start_ray(self.ray_cfg.init)
         requests = job_requests(self.hydra_context, self.config, job_overrides)
         given = OmegaConf.to_container(self.ray_cfg.remote, resolve=True) or {}
