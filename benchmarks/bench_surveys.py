@@ -63,8 +63,12 @@ def phase(name: str, path: Path, out: Path) -> dict:
                 rows += len(chunk)
     elif name == "census_build":
         from hhx.surveys.census import build
+        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-        report = build(SurveyConfig(name="census", raw={"census": path.name}), path.parent, out)
+        write_synthetic_crosswalk(path.parent / "release_census.csv", "census", seed=1)
+        report = build(SurveyConfig(name="census", raw={"census": path.name,
+                                                        "release_dates": "release_census.csv"}),
+                       path.parent, out)
         rows = report.rows["census_decennial"]
     elif name in ("cps_generate", "census_generate"):
         rows = int(out.name)  # the requested size travels as the --out folder's name

@@ -8,6 +8,13 @@ GeoFIPS is quoted, sometimes with a leading space: `SS000` for a state, `00000` 
 2 = population (persons), 3 = per-capita personal income (dollars); `(NA)`, `(D)`, `(L)` etc. are
 BEA's suppression marks and read as missing. Footnote lines after the table have no LineCode.
 Growth = 100 x percent change of per-capita income from the previous year.
+
+As the reference's `scripts/1_preprocessing/bea_sainc.py` (Jn-Huang/householdbench_eval
+@148abfb): a state-year (or U.S. year) whose three lines are all missing ("(NA)") is dropped;
+growth is the change from the previous row of the same area after carrying a missing per-capita
+value forward (pandas 2.2's default `pct_change`), so a missing value has growth 0 and the next
+one is measured from the last value present; state_name is BEA's GeoName without its footnote
+asterisk. Rows of other areas (regions, anything not a state or the U.S.) are not read.
 """
 
 from __future__ import annotations
@@ -29,7 +36,6 @@ US_OUTPUT = "bea_sainc_us_annual"
 LINES = {1: "personal_income_millions", 2: "population", 3: "pcpi_nominal"}
 STATE_COLUMNS = ["statefip", "state_name", "year", *LINES.values(), "pcpi_growth_1y"]
 US_COLUMNS = ["year", "us_pcpi_nominal", "us_pcpi_growth_1y"]
-_REGION_CODES = {f"9{d}000" for d in range(1, 9)}
 
 
 def _numbers(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -63,18 +69,9 @@ def read_sainc1(path: str | Path) -> pd.DataFrame:
         raise DataError(f"{p}: no year columns (1929, 1930, ...); is this the SAINC1 CSV?")
     raw = raw[raw["LineCode"].str.strip().ne("")]  # footnote lines
     geo = raw["GeoFIPS"].str.strip().str.strip('"').str.strip()
-    bad_geo = ~geo.str.fullmatch(r"\d{5}")
-    if bad_geo.any():
-        raise DataError(f"{p}: column GeoFIPS has {geo[bad_geo].iloc[0]!r}, not a 5-digit code")
     known = {f"{f:02d}000" for f, _, _ in STATES} | {"00000"}
-    unknown = ~geo.isin(known | _REGION_CODES)
-    if unknown.any():
-        raise DataError(
-            f"{p}: column GeoFIPS has code {geo[unknown].iloc[0]!r}, neither the U.S. (00000), "
-            "a state (SS000 of the 50 states + DC) nor a BEA region (91000-98000)"
-        )
     line = raw["LineCode"].str.strip()
-    bad_line = ~line.isin([str(k) for k in LINES])
+    bad_line = geo.isin(known) & ~line.isin([str(k) for k in LINES])
     if bad_line.any():
         raise DataError(
             f"{p}: column LineCode has code {line[bad_line].iloc[0]!r}; SAINC1 has lines 1, 2, 3"
@@ -82,11 +79,14 @@ def read_sainc1(path: str | Path) -> pd.DataFrame:
     keep = geo.isin(known)
     values = _numbers(raw.loc[keep, years], p)
     values["geofips"] = geo[keep].to_numpy()
+    values["geoname"] = raw.loc[keep, "GeoName"].str.replace("*", "", regex=False).str.strip(
+        ).to_numpy()
     values["line"] = line[keep].astype("int64").to_numpy()
     if values.duplicated(["geofips", "line"]).any():
         first = values[values.duplicated(["geofips", "line"])].iloc[0]
         raise DataError(f"{p}: GeoFIPS {first.geofips} LineCode {first.line} appears twice")
-    long = values.melt(id_vars=["geofips", "line"], var_name="year", value_name="value")
+    long = values.melt(id_vars=["geofips", "geoname", "line"], var_name="year",
+                       value_name="value")
     long["year"] = long["year"].astype("int64")
     return long
 
@@ -103,9 +103,12 @@ def _wide(long: pd.DataFrame, geofips: str, path: Path) -> pd.DataFrame:
         )
     wide = one.pivot(index="year", columns="line", values="value").rename(columns=LINES)
     wide = wide.sort_index()
-    prev = wide["pcpi_nominal"].reindex(wide.index - 1).to_numpy()
-    wide["pcpi_growth_1y"] = (wide["pcpi_nominal"] / prev - 1.0) * 100.0
-    return wide.reset_index()
+    wide = wide[wide[list(LINES.values())].notna().any(axis=1)]  # all-"(NA)" years dropped
+    carried = wide["pcpi_nominal"].ffill()
+    wide["pcpi_growth_1y"] = (carried / carried.shift(1) - 1.0) * 100.0
+    out = wide.reset_index()
+    out.insert(0, "state_name", one["geoname"].iloc[0] if len(one) else "")
+    return out
 
 
 def sainc_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -113,9 +116,8 @@ def sainc_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     p = Path(path)
     long = read_sainc1(p)
     frames = []
-    for fips, _, name in STATES:
+    for fips, _, _ in STATES:
         wide = _wide(long, f"{fips:02d}000", p)
-        wide.insert(0, "state_name", name)
         wide.insert(0, "statefip", fips)
         frames.append(wide)
     state = pd.concat(frames, ignore_index=True)[STATE_COLUMNS]

@@ -8,6 +8,8 @@ Quarter index q = year*4 + quarter.
 
 from __future__ import annotations
 
+import csv
+import re
 import time
 from pathlib import Path
 
@@ -17,7 +19,13 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.io import write_parquet_atomic
-from hhx.surveys.base import BuildReport, finish_report, input_sha256, require_file
+from hhx.surveys.base import (
+    BuildReport,
+    finish_report,
+    has_synthetic_sidecar,
+    input_sha256,
+    require_file,
+)
 
 SOURCE_URL = "https://www.stlouisfed.org/research/economists/mccracken/fred-databases"
 OUTPUT_NAME = "householdbench_macro_context"
@@ -140,6 +148,32 @@ def parse_quarter(text: str) -> int:
 # Readers
 
 
+_VINTAGE_NAME = re.compile(r"(\d{4})-(\d{2})-QD\.csv$", re.IGNORECASE)
+
+
+def _check_not_cut(p: Path, n_fields: int, data: pd.DataFrame) -> None:
+    """A cut file (the official reader takes it, then the series just end) is an error: the
+    published file ends with a line break after a complete last row, and a vintage named
+    `YYYY-MM-QD.csv` runs to the quarter before its month's (one quarter of slack)."""
+    with p.open("rb") as fh:
+        fh.seek(max(0, p.stat().st_size - (1 << 16)))
+        tail = fh.read()
+    last = tail.rstrip(b"\r\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
+    fields = next(csv.reader([last]), [])
+    if not tail.endswith(b"\n") or len(fields) < n_fields:
+        raise DataError(
+            f"{p}: the file ends early: its last row ({fields[0] if fields else ''!r}) stops "
+            f"after {len(fields)} of {n_fields} fields; download the vintage again")
+    name = _VINTAGE_NAME.search(p.name)
+    if name and len(data) and not has_synthetic_sidecar(p):
+        year, month = int(name.group(1)), int(name.group(2))
+        expected = q_index(year, (month - 1) // 3 + 1) - 1
+        if 1 <= month <= 12 and int(data["q_index"].iloc[-1]) < expected - 1:
+            raise DataError(
+                f"{p}: the file ends early, at {q_label(int(data['q_index'].iloc[-1]))}; a "
+                f"{year}-{month:02d} vintage runs to {q_label(expected)}; download it again")
+
+
 def read_fred_qd(path: str | Path) -> pd.DataFrame:
     """Read a FRED-QD file in its published layout (header, `factors`, `transform`, then dates).
 
@@ -212,6 +246,7 @@ def read_fred_qd(path: str | Path) -> pd.DataFrame:
         )
     if data.empty:
         raise DataError(f"{p}: no dated rows; is this a FRED-QD file?")
+    _check_not_cut(p, len(raw.columns), data)
     return data
 
 

@@ -4,9 +4,9 @@ counterparts) used by the housing tasks (e.g. house_census_move origin-state con
 Facts: shared/spec/00_common.md 1.3 (state macro panel row). Reads the five intermediates the
 fhfa_hpi, bls_laus and bea_sainc builders wrote to out_dir, and the FRED-QD file (`raw.fred_qd`,
 read with hhx.surveys.fred_qd.read_fred_qd). Inner join LAUS x BEA x FHFA on (statefip,
-state_name, year); left join the U.S. series on year; U.S. unemployment = annual mean of the four
-quarterly FRED-QD UNRATE values (a year needs all four). No missing value is allowed and the state
-set must be exactly the 51 below.
+state_name, year); left join the U.S. series on year; U.S. unemployment = annual mean of the
+quarterly FRED-QD UNRATE values the year has (as the reference's state_macro_panel.py). No missing
+value is allowed and the state set must be exactly the 51 below.
 """
 
 from __future__ import annotations
@@ -60,11 +60,11 @@ _KEYS = ["statefip", "state_name", "year"]
 
 
 def us_unemployment(fred: pd.DataFrame) -> pd.DataFrame:
-    """year, us_unemployment_rate: mean of the 4 quarterly UNRATE values (complete years only)."""
+    """year, us_unemployment_rate: mean of the year's quarterly UNRATE values present (the
+    reference averages whatever quarters the vintage has, so a partial last year counts)."""
     q = fred.dropna(subset=["UNRATE"])
-    g = q.groupby("year")["UNRATE"]
-    out = pd.DataFrame({"us_unemployment_rate": g.mean(), "n": g.size()}).reset_index()
-    return out[out["n"] == 4].drop(columns="n").astype({"year": "int64"})
+    out = q.groupby("year")["UNRATE"].mean().rename("us_unemployment_rate").reset_index()
+    return out.astype({"year": "int64"})
 
 
 def read_intermediate(out_dir: Path, name: str) -> pd.DataFrame:
@@ -100,7 +100,7 @@ def assemble_panel(parts: dict[str, pd.DataFrame], us_unrate: pd.DataFrame) -> p
             raise DataError(
                 f"state macro panel: column {column} is missing for {first.state_name} "
                 f"{first.year} ({int(hole.sum())} rows); no missing values are allowed — e.g. "
-                "U.S. unemployment needs all 4 FRED-QD quarters of that year (use a later vintage)"
+                "U.S. unemployment needs a FRED-QD vintage covering that year"
             )
     return panel.reset_index(drop=True)
 

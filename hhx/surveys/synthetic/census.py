@@ -1,9 +1,10 @@
 """Seeded synthetic IPUMS USA census extract (`census.gz`) in the official download format.
 
-Demo data only: households of 1-5 persons with plausible but made-up ages, incomes and moves;
-not U.S. census figures. Format as IPUMS delivers a Stata extract: a gzip-compressed Stata .dta
+Demo data only: households of 1-5 persons with plausible but made-up ages, incomes and moves
+(the young and the college-educated move more often and further); not U.S. census figures. Format as IPUMS delivers a Stata extract: a gzip-compressed Stata .dta
 (version 118), lower-case variable names, variable labels, and value labels attached to the
-coded variables, with the IPUMS NIU codes (INCTOT 9999999 "N/A", MIGRATE5 0 "N/A", OCC 0, ...)
+coded variables (each label set named by the upper-case variable name, as the reference reads
+them; no HISPAN 9 "Not Reported", whose prompt wording the reference rejects), with the IPUMS NIU codes (INCTOT 9999999 "N/A", MIGRATE5 0 "N/A", OCC 0, ...)
 for persons outside a question's universe. Samples 199002 (1990 1%) and 200007 (2000 1%). A few
 variables the reader does not keep sit between the kept ones, as in a real 262-variable extract,
 and CNTYGP98 is blank (Stata missing) in the 2000 sample, as a variable a sample lacks.
@@ -153,7 +154,7 @@ def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: 
     race = rng.choice(
         np.arange(1, 10), n, p=[0.75, 0.12, 0.01, 0.02, 0.01, 0.03, 0.04, 0.015, 0.005]
     )
-    hispan = np.where(rng.random(n) < 0.1, rng.choice([1, 2, 3, 4, 9], n), 0)
+    hispan = np.where(rng.random(n) < 0.1, rng.choice([1, 2, 3, 4], n), 0)
     adult = age >= 15
     educ = np.where(age < 5, 0, np.where(adult, rng.integers(2, 12, n), rng.integers(0, 4, n)))
     educ = np.where(rng.random(n) < 0.01, 99, educ)
@@ -168,7 +169,14 @@ def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: 
     inctot = np.where(
         adult & (rng.random(n) < 0.02), 999998 if sample == 200007 else 420000, inctot
     )
-    migrate5 = np.where(age < 5, 0, rng.choice([1, 2, 3, 9], n, p=[0.55, 0.27, 0.17, 0.01]))
+    # Moves five years: the young and the college-educated move more, and further.
+    youth = np.clip((62 - age) / 30, 0, 1)
+    p_stay = 0.3 + 0.6 * (1 - youth)
+    p_far = (0.15 + 0.3 * (educ >= 10)) * (1 - p_stay)
+    u = rng.random(n)
+    migrate5 = np.select([u < p_stay, u < p_stay + p_far, u < 0.985], [1, 3, 2],
+                         rng.choice([4, 9], n))
+    migrate5 = np.where(age < 5, 0, migrate5)
     other_state = rng.choice(states, n)
     other_state = np.where(
         other_state == state,
@@ -284,6 +292,32 @@ def synthetic_census_frame(*, seed: int, n_households: int = 300) -> pd.DataFram
     return pd.concat(census_chunks(seed=seed, n_households=n_households), ignore_index=True)
 
 
+_NAME = 129  # bytes of a name field in a Stata 118 file
+
+
+def upper_label_names(dta: bytes) -> bytes:
+    """Name each value-label set by the upper-case variable name, as IPUMS's Stata extracts do
+    (pandas names it after the column): the variables' label references and the sets' own
+    names, in place (same length, so the file's map stays right)."""
+    out = bytearray(dta)
+    at = out.index(b"<map>") + len(b"<map>")
+    offsets = struct.unpack("<14Q", bytes(out[at : at + 14 * 8]))
+
+    def upper(pos: int) -> None:
+        out[pos : pos + _NAME] = bytes(out[pos : pos + _NAME]).upper()
+
+    start = offsets[6] + len(b"<value_label_names>")
+    stop = offsets[7] - len(b"</value_label_names>")
+    for pos in range(start, stop, _NAME):
+        upper(pos)
+    pos = offsets[11] + len(b"<value_labels>")
+    while out[pos : pos + 5] == b"<lbl>":
+        length = struct.unpack("<I", bytes(out[pos + 5 : pos + 9]))[0]
+        upper(pos + 9)
+        pos += 5 + 4 + _NAME + 3 + length + len(b"</lbl>")
+    return bytes(out)
+
+
 def _dta_parts(frame: pd.DataFrame) -> tuple[bytes, bytes, bytes, bytes]:
     """One frame as Stata 118 -> (everything up to the records, the records, everything after,
     the variable types), cut where the file's own map says the data section lies."""
@@ -295,7 +329,7 @@ def _dta_parts(frame: pd.DataFrame) -> tuple[bytes, bytes, bytes, bytes]:
         variable_labels={k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns},
         version=118,
     )
-    dta = buf.getvalue()
+    dta = upper_label_names(buf.getvalue())
     at = dta.index(b"<map>") + len(b"<map>")
     offsets = struct.unpack("<14Q", dta[at : at + 14 * 8])
     data_start = offsets[9] + len(b"<data>")

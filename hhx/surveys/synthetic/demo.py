@@ -83,15 +83,21 @@ def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
 @writer("mich")
 def _mich(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.mich import write_synthetic_mich
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-    return [write_synthetic_mich(_at(survey, raw_dir, "mich"), seed=seed, **s)]
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "mich",
+                                          seed=seed)
+    return [write_synthetic_mich(_at(survey, raw_dir, "mich"), seed=seed, **s), crosswalk]
 
 
 @writer("census")
 def _census(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.census import write_synthetic_census
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
 
-    return [write_synthetic_census(_at(survey, raw_dir, "census"), seed=seed, **s)]
+    crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "census",
+                                          seed=seed)
+    return [write_synthetic_census(_at(survey, raw_dir, "census"), seed=seed, **s), crosswalk]
 
 
 @writer("cps_ui_policy")

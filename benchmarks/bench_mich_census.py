@@ -1,0 +1,154 @@
+"""Task-build benchmark: income_mich_finance, macro_mich_outlook and house_census_move from
+synthetic extracts of a tenth of the real size, next to the survey builds alone (the reference
+measured in the same run), extrapolated to the real size.
+
+    .venv/bin/python benchmarks/bench_mich_census.py            # 1/10 of the real size
+    .venv/bin/python benchmarks/bench_mich_census.py --fraction 0.02   # a quick look
+
+Real sizes: the Michigan archive 1978-01..2026-02 holds about 320,000 interviews; the IPUMS USA
+1990 and 2000 1% samples about 5.3 million persons. Each phase runs in its own process (peak
+memory = its ru_maxrss): the survey build (mich.csv -> mich.parquet; census.gz ->
+census_decennial.parquet; the state macro panel and FRED-QD context once, untimed), then each
+task's full build (table, splits, prompts, release files). Time and memory are extrapolated
+linearly from the run (the census task reads its intermediate a row group at a time, so its
+memory grows with the eligible rows it keeps, not the file). Goal: every task within 8 GB on
+2 cores at the real size. The work folder is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+REAL = {"mich": 320_000, "census": 5_300_000}
+GOAL_MB = 8 * 1024
+TASKS = {"mich": ["income_mich_finance", "macro_mich_outlook"], "census": ["house_census_move"]}
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _survey(name: str, raw: dict[str, str], chunk_rows: int = 250_000):
+    from hhx.config import SurveyConfig
+
+    return SurveyConfig(name=name, raw=raw, chunk_rows=chunk_rows)
+
+
+def phase(name: str, work: Path, rows: int) -> dict:
+    """One measured phase in this process."""
+    raw, inter = work / "raw", work / "inter"
+    t0 = time.perf_counter()
+    n = 0
+    if name == "prepare":  # inputs of every phase (untimed): raw files, macro context, panel
+        from hhx.surveys import bea_sainc, bls_laus, fhfa_hpi, fred_qd, state_macro_panel
+        from hhx.surveys.synthetic.census import write_synthetic_census
+        from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+        from hhx.surveys.synthetic.mich import write_synthetic_mich
+        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
+
+        months = 12 * (2026 - 1978) + 2
+        write_synthetic_mich(raw / "mich.csv", seed=1, start="1978-01", end="2026-02",
+                             per_month=max(1, round(rows / months / 1.25)))
+        households = max(1, round(REAL["census"] * rows / REAL["mich"] / 3.0 / 2))
+        write_synthetic_census(raw / "census.gz", seed=1, n_households=households,
+                               compresslevel=1)
+        for source in ("mich", "census"):
+            write_synthetic_crosswalk(raw / f"release_{source}.csv", source, seed=1)
+        write_synthetic_fred_qd(raw / "qd.csv", seed=1)
+        paths = write_synthetic_state_macro(raw / "state", seed=1)
+        inter.mkdir(parents=True, exist_ok=True)
+        fred_qd.build_macro_context(fred_qd.read_fred_qd(raw / "qd.csv")).to_parquet(
+            inter / "householdbench_macro_context.parquet")
+        for module, key in ((fhfa_hpi, "fhfa_hpi"), (bls_laus, "bls_laus"),
+                            (bea_sainc, "bea_sainc")):
+            module.build(_survey(key, {key: str(paths[key])}), raw, inter)
+        state_macro_panel.build(_survey("state_macro_panel", {"fred_qd": str(raw / "qd.csv")}),
+                                raw, inter)
+    elif name == "mich_build":
+        from hhx.surveys import mich
+
+        n = mich.build(_survey("mich", {"mich": "mich.csv",
+                                        "release_dates": "release_mich.csv"}), raw, inter
+                       ).rows["mich"]
+    elif name == "census_build":
+        from hhx.surveys import census
+
+        n = census.build(_survey("census", {"census": "census.gz",
+                                            "release_dates": "release_census.csv"}), raw, inter
+                         ).rows["census_decennial"]
+    else:
+        import pandas as pd
+
+        from hhx.tasks.build import build_task
+        from hhx.tasks.context import BuildContext
+        from hhx.tasks.registry import load_task
+
+        macro = pd.read_parquet(inter / "householdbench_macro_context.parquet")
+        ctx = BuildContext(task=load_task(name), intermediate_dir=inter, macro_context=macro)
+        n = len(build_task(ctx, work / "bench", synthetic=True).table)
+    return {"seconds": time.perf_counter() - t0, "rows": n, "peak_mb": peak_mb()}
+
+
+def run_phase(name: str, work: Path, rows: int) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--phase", name, "--work", str(work),
+                           "--rows", str(rows)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fraction", type=float, default=0.1)
+    parser.add_argument("--phase")
+    parser.add_argument("--work", type=Path)
+    parser.add_argument("--rows", type=int, default=0)
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.work, args.rows)))
+        return
+    rows = max(1000, round(REAL["mich"] * args.fraction))
+    work = Path(tempfile.mkdtemp(prefix="hhx-bench-mich-census-"))
+    try:
+        run_phase("prepare", work, rows)
+        results = {}
+        for source, tasks in TASKS.items():
+            results[source] = run_phase(f"{source}_build", work, rows)
+            for task in tasks:
+                results[task] = run_phase(task, work, rows)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    scale = 1 / args.fraction
+    print(f"\nsynthetic extracts at {args.fraction:g} of the real size "
+          f"(Michigan {REAL['mich']:,} interviews, Census {REAL['census']:,} persons)")
+    print(f"{'phase':<38}{'rows':>10}{'seconds':>9}{'peak MB':>9}{'real s':>9}{'real MB':>9}"
+          f"{'vs survey':>10}")
+    for source, tasks in TASKS.items():
+        ref = results[source]
+        for name in [source, *tasks]:
+            r = results[name]
+            label = f"{source} survey build (reference)" if name == source else f"task {name}"
+            print(f"{label:<38}{r['rows']:>10,}{r['seconds']:>9.1f}{r['peak_mb']:>9.0f}"
+                  f"{r['seconds'] * scale:>9.0f}{r['peak_mb'] * scale:>9.0f}"
+                  f"{r['seconds'] / ref['seconds']:>9.2f}x")
+    worst = max(results[t]["peak_mb"] * scale for ts in TASKS.values() for t in ts)
+    print(f"\nlargest extrapolated task peak {worst:,.0f} MB (goal <= {GOAL_MB:,} MB): "
+          f"{'OK' if worst <= GOAL_MB else 'over'}; linear memory extrapolation is an upper "
+          "bound for the streaming builds")
+
+
+if __name__ == "__main__":
+    main()
