@@ -57,6 +57,8 @@ def test_paper_presets_span_every_task_and_the_model_suite():
     assert policy.task.split(",") == select_tasks("policy")
     smoke = composed("experiment=smoke", hydra=True)
     assert smoke.hydra.sweeper.params.model == "no_change,xgboost"
+    assert smoke.hydra.sweeper.params.task.split(",") == select_tasks("buildable")[:2]
+    assert expected_cells(smoke) == 4
     assert smoke.model.xgboost.n_estimators == 50
 
 
@@ -128,6 +130,7 @@ def test_fresh_sqlite_store_loses_no_run_under_parallel_jobs(tmp_path):
     assert sorted(r.data.metrics["n"] for r in found) == [0, 1, 2]
 
 
+@pytest.mark.slow  # one MLflow schema migration
 def test_finished_cells_finds_only_finished_runs(tmp_path):
     uri = f"sqlite:///{tmp_path}/m.db"
     exp = prepare_store(uri, "e")
