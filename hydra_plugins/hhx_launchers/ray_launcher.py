@@ -1,4 +1,4 @@
-"""`hydra/launcher=hhx_ray`: Hydra's Ray launcher (hydra-ray-launcher) with each job's CPUs and
+"""`hydra/launcher=ray`: Hydra's Ray launcher (hydra-ray-launcher) with each job's CPUs and
 GPUs from its model (hhx/sweeps/resources.py) as the job's `ray.remote` options.
 
 A local cluster by default (`ray.init()` on this machine); a running cluster with
