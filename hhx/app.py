@@ -9,6 +9,7 @@ import sys
 # litellm fetches a price list at import unless told to use its bundled copy; never hit the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import hydra  # noqa: E402
@@ -16,8 +17,15 @@ from omegaconf import DictConfig  # noqa: E402
 
 from hhx.config import register_configs  # noqa: E402
 from hhx.errors import HhxError  # noqa: E402
+from hhx.sweeps.grid import register_resolvers  # noqa: E402
+
+# conf/hydra/launcher/{submitit_slurm,submitit_local,ray}.yaml replace the plugins' configs of the
+# same names (hhx's per-model-resources launchers); Hydra then merges the plugin's schema into
+# them, which it reports as deprecated. The merge is what we want (typed launcher settings).
+warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same")
 
 register_configs()
+register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
 log = logging.getLogger("hhx")
 
 
@@ -31,11 +39,9 @@ TASK_SETS = ("all", "baseline", "policy")
 
 
 def task_set(name: str) -> list[str]:
-    from hhx.tasks.registry import load_task, task_names
+    from hhx.sweeps.grid import select_tasks
 
-    if name == "all":
-        return task_names()
-    return [t for t in task_names() if load_task(t).mode.value == name]
+    return select_tasks(name)
 
 
 def expand_task_sets(argv: list[str]) -> list[str]:
@@ -64,7 +70,13 @@ def expand_task_sets(argv: list[str]) -> list[str]:
 def _hydra_main(cfg: DictConfig) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
     from hhx.stages import dispatch
+    from hhx.sweeps import cell
 
+    # In a sweep a failing cell is recorded (hhx/sweeps/cell.py) and the other jobs go on; the
+    # sweep's summary then exits non-zero (hhx/sweeps/callback.py).
+    sweep = cell.in_sweep()
+    if sweep:
+        cell.record_start(cfg)
     try:
         return dispatch(cfg)
     except HhxError as exc:
@@ -77,7 +89,16 @@ def _hydra_main(cfg: DictConfig) -> float | None:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(exc.exit_code)
+        if sweep:
+            cell.record_failure(exc)
+            return None
         raise SystemExit(exc.exit_code) from None
+    except Exception as exc:
+        if not sweep:
+            raise
+        log.exception("sweep job failed")
+        cell.record_failure(exc)
+        return None
 
 
 def main() -> float | None:

@@ -210,6 +210,20 @@ class XGBoostConfig:
 
 
 @dataclass
+class ResourcesConfig:
+    """What one job of this model asks a cluster for (hydra/launcher=submitit_slurm, ray).
+
+    None = the backend's default (hhx/sweeps/resources.py: a vLLM model asks for a GPU, XGBoost
+    for `xgboost.threads` CPUs, an API model for one CPU)."""
+
+    gpus: int | None = None
+    cpus: int | None = None
+    mem_gb: int | None = None
+    time_min: int | None = None
+    partition: str | None = None
+
+
+@dataclass
 class ModelConfig:
     name: str = MISSING
     backend: Backend = MISSING
@@ -251,6 +265,8 @@ class ModelConfig:
     reasoning_tokens: int = 0
     # --- xgboost
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
+    # --- cluster jobs (sweeps)
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
 
 
 @dataclass
@@ -383,6 +399,18 @@ class SftConfig:
 
 
 @dataclass
+class SweepConfig:
+    """Grids of runs (hhx/sweeps/): resume, force, dry run."""
+
+    # A cell (task x model x resolved config x data) already FINISHED in MLflow is skipped.
+    resume: bool = True
+    # Redo every cell, finished or not (the old runs stay in MLflow).
+    force: bool = False
+    # List what each cell would send (prompts x draws, tokens, cost) and what is done; no run.
+    dry_run: bool = False
+
+
+@dataclass
 class HhxConfig:
     stage: Stage = Stage.evaluate
     seed: int = 42
@@ -402,6 +430,7 @@ class HhxConfig:
     min_coverage: float = 0.9
     leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
     sft: SftConfig = field(default_factory=SftConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
 
 
 def register_configs() -> None:

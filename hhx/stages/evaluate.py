@@ -30,6 +30,7 @@ from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, 
 from hhx.predictors.base import PredictionRow, make_predictor
 from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
+from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
 from hhx.tracking.mlflow_run import flatten_config, log_run
 
@@ -192,6 +193,7 @@ def record_run(
     started_at: float,
     metrics: dict[str, Any],
     failure: str | None,
+    extra_tags: dict[str, str] | None = None,
 ) -> str | None:
     """Write run_info.json and log the MLflow run: FINISHED, or FAILED with `failure` (tag
     hhx.failure_reason). Returns the MLflow run id."""
@@ -214,6 +216,7 @@ def record_run(
         "hhx.base_model": str(cfg.model.name),
         "hhx.adapter": str(Path(cfg.model.lora_adapter).resolve()) if cfg.model.get(
             "lora_adapter") else "",
+        **(extra_tags or {}),  # a sweep cell's identity (hhx/sweeps/cell.py)
     }
     if failure:
         tags["hhx.failure_reason"] = failure
@@ -246,6 +249,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
     gold = examples[RECORD_KEYS].to_dict("records")
 
+    # --- sweeps (hhx/sweeps/cell.py): identity tags; in a sweep, skip a cell MLflow already
+    # holds as FINISHED, or only estimate it (sweep.dry_run)
+    cell = sweep_cell.prepare(cfg, task, model_name, bench, examples)
+    if cell.outcome is not None:
+        return cell.outcome
+
     t0 = time.perf_counter()
     predictor = None
     try:
@@ -265,7 +274,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         if not isinstance(exc, Interrupted):
             metrics = predictor.run_metrics() if predictor is not None else {}
             try:
-                record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc))
+                record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc),
+                           cell.tags)
             except Exception as log_exc:  # e.g. the same full disk: the stop message matters more
                 log.warning("could not record the failed run: %s", log_exc)
         raise
@@ -307,7 +317,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if failure and failure_causes(metrics):
         failure += f" (failed requests: {failure_causes(metrics)})"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure)
+    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure, cell.tags)
+    sweep_cell.finish(cell, task, run_id, metrics)  # the sweep summary's record
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
     print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")

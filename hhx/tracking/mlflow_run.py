@@ -82,6 +82,9 @@ def log_run(
         raise ValueError(f"run status {status!r}: use FINISHED or FAILED")
     import mlflow
 
+    from hhx.tracking.store import prepare_store
+
+    prepare_store(str(tracking.uri), str(tracking.experiment))  # schema once, first write locked
     mlflow.set_tracking_uri(str(tracking.uri))
     mlflow.set_experiment(str(tracking.experiment))
     run = mlflow.start_run(run_name=run_name)

@@ -1,0 +1,167 @@
+"""One sweep job's side of the grid: its identity tags, resume and dry run before predicting, and
+the record the sweep summary reads (`sweep_cell.json` in the job's folder).
+
+Resume and dry run act in sweeps (`--multirun`); a single run always runs (it still carries the
+identity tags, so a later sweep skips what it finished).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from hhx.bench.layout import BenchTask
+from hhx.config import TargetType, TaskConfig
+from hhx.io import write_json_atomic
+from hhx.sweeps.identity import cell_key, config_hash, data_fingerprint
+from hhx.tracking.lookup import CELL_TAG, FoundRun, finished_cells
+
+log = logging.getLogger(__name__)
+
+RECORD_FILE = "sweep_cell.json"
+PRIMARY = {  # the scorer's primary metric and its direction, by target type
+    TargetType.categorical: ("mean_macro_f1", "higher_is_better"),
+    TargetType.numeric: ("mean_relmae", "lower_is_better"),
+    TargetType.distribution: ("mean_total_variation", "lower_is_better"),
+}
+
+
+def in_sweep() -> bool:
+    try:
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except ValueError:  # not inside a Hydra app
+        return False
+
+
+def job_dir() -> Path | None:
+    try:
+        return Path(HydraConfig.get().runtime.output_dir)
+    except ValueError:
+        return None
+
+
+def write_record(**fields: Any) -> None:
+    """Write (or update) this job's record; outside a sweep nothing is written."""
+    out = job_dir()
+    if out is None or not in_sweep():
+        return
+    path = out / RECORD_FILE
+    record: dict[str, Any] = {}
+    if path.is_file():
+        import json
+
+        try:
+            record = json.loads(path.read_text())
+        except ValueError:
+            record = {}
+    record.update(fields, updated_at=time.time())
+    write_json_atomic(path, record)
+
+
+def sweep_id() -> str | None:
+    """The id the sweep wrote before its jobs (hhx/sweeps/callback.py), which ties a record to
+    its sweep when a rerun uses the same folder."""
+    import json
+
+    try:
+        path = Path(str(HydraConfig.get().sweep.dir)) / "sweep.json"
+        return json.loads(path.read_text()).get("sweep_id")
+    except (ValueError, OSError):
+        return None
+
+
+def record_start(cfg: DictConfig) -> None:
+    from hhx.stages.evaluate import enum_value, model_label
+
+    try:
+        job_num = int(HydraConfig.get().job.num)
+        overrides = list(HydraConfig.get().overrides.task)
+    except (ValueError, TypeError):
+        job_num, overrides = -1, []
+    task = cfg.get("task")
+    out = job_dir()
+    if out is not None:  # a rerun into the same folder starts this job's record afresh
+        (out / RECORD_FILE).unlink(missing_ok=True)
+    write_record(status="started", sweep_id=sweep_id(), job=job_num, overrides=overrides,
+                 stage=enum_value(cfg.stage), task=str(task.name) if task is not None else "",
+                 model=model_label(cfg) if cfg.get("model") is not None else "",
+                 started_at=time.time())
+
+
+def record_failure(exc: BaseException) -> None:
+    write_record(status="failed", error=f"{type(exc).__name__}: {exc}"[:2000])
+
+
+@dataclass
+class Cell:
+    """What evaluate needs from the sweep layer: tags for the run, or an outcome that ends it."""
+
+    key: str
+    tags: dict[str, str] = field(default_factory=dict)
+    outcome: dict[str, Any] | None = None  # set when the cell is skipped or only estimated
+
+
+def _lookup(cfg: DictConfig, key: str) -> FoundRun | None:
+    if not cfg.tracking.enabled:
+        return None
+    from hhx.tracking.store import prepare_store
+
+    prepare_store(str(cfg.tracking.uri), str(cfg.tracking.experiment))  # a new store: locked
+    return finished_cells(str(cfg.tracking.uri), str(cfg.tracking.experiment), [key]).get(key)
+
+
+def score_fields(task: TaskConfig, metrics: dict[str, Any]) -> dict[str, Any]:
+    metric, direction = PRIMARY[task.target_type]
+    return {"metric": metric, "direction": direction, "score": metrics.get("primary_score"),
+            "n": metrics.get("num_examples"), "valid_rate": metrics.get("valid_response_rate")}
+
+
+def switch(cfg: DictConfig, name: str) -> bool:
+    """`sweep.<name>=true`, or its short form `+<name>=true` (a top-level key Hydra adds)."""
+    return bool((cfg.get("sweep") or {}).get(name) or cfg.get(name))
+
+
+def prepare(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask,
+            examples: Any) -> Cell:
+    """Identity tags; in a sweep, the skip (finished in MLflow) or the dry-run estimate."""
+    chash = config_hash(cfg)
+    fingerprint = data_fingerprint(bench, cfg.paths.cache_dir)
+    key = cell_key(task.name, model_name, chash, fingerprint)
+    cell = Cell(key, {CELL_TAG: key, "hhx.config_hash": chash, "hhx.data_fingerprint": fingerprint})
+    if not in_sweep():
+        return cell
+    dry_run, force = switch(cfg, "dry_run"), switch(cfg, "force")
+    if dry_run:
+        from hhx.sweeps.dryrun import estimate
+
+        found = _lookup(cfg, key)
+        plan = estimate(cfg, examples)
+        write_record(status="dry_run", done=found is not None,
+                     run_id=found.run_id if found else None, cell_key=key, **plan)
+        print(f"dry run: {task.name} x {model_name}: {plan['prompts']} prompts x "
+              f"{cfg.aggregation.k} draws = {plan['requests']} requests, ~{plan['prompt_tokens']:,}"
+              f" prompt tokens, ~${plan['cost_usd']:.2f} (at most ${plan['cost_usd_max']:.2f})"
+              + ("; already done" if found else ""))
+        cell.outcome = {"primary_score": None, "dry_run": plan, "done": found is not None}
+        return cell
+    if (cfg.get("sweep") or {}).get("resume", True) and not force:
+        found = _lookup(cfg, key)
+        if found is not None:
+            write_record(status="skipped", run_id=found.run_id, cell_key=key,
+                         **score_fields(task, found.metrics))
+            print(f"skipped: {task.name} x {model_name} finished before (MLflow run "
+                  f"{found.run_id}); +force=true redoes it")
+            cell.outcome = {"primary_score": found.metrics.get("primary_score"),
+                            "run_id": found.run_id, "skipped": True}
+    return cell
+
+
+def finish(cell: Cell, task: TaskConfig, run_id: str | None, metrics: dict[str, Any]) -> None:
+    write_record(status="run", run_id=run_id, cell_key=cell.key, **score_fields(task, metrics))

@@ -1,0 +1,203 @@
+"""Sweeps (hhx/sweeps/, hhx/tracking/store.py, lookup.py): presets and launcher configs compose,
+each model asks for its own resources, a cell's identity ignores what does not change a result,
+a fresh SQLite store loses no run under parallel writers, finished cells are found, the summary
+counts what happened. Fast: in-process, tiny inputs; the real multiruns are in test_sweep_run.py.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import mlflow
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from hhx.config import register_configs
+from hhx.errors import ConfigError
+from hhx.sweeps.callback import expected_cells
+from hhx.sweeps.grid import register_resolvers, select_tasks
+from hhx.sweeps.identity import cell_key, config_hash
+from hhx.sweeps.resources import Resources, job_resources
+from hhx.sweeps.summary import counts, format_summary, summary_frame
+from hhx.tasks.registry import task_names
+from hhx.tracking.lookup import CELL_TAG, finished_cells
+from hhx.tracking.store import prepare_store
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+PAPER_MODELS = 12
+
+register_configs()
+register_resolvers()
+
+
+def composed(*overrides: str, hydra: bool = False):
+    with initialize_config_dir(config_dir=str(CONF), version_base=None):
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra)
+
+
+def test_task_filters_select_from_the_registry():
+    assert select_tasks("all") == task_names() and len(task_names()) == 32
+    policy = select_tasks("policy")
+    assert policy and set(policy) | set(select_tasks("baseline")) == set(task_names())
+    assert select_tasks("all", "cps", "1") == [next(t for t in task_names() if "_cps_" in t)]
+    with pytest.raises(ConfigError, match="unknown filter 'bogus'"):
+        select_tasks("bogus")
+
+
+def test_paper_presets_span_every_task_and_the_model_suite():
+    cfg = composed("experiment=paper_main", hydra=True)
+    params = cfg.hydra.sweeper.params
+    assert params.task.split(",") == task_names()
+    assert len(params["+experiment/paper_model"].split(",")) == PAPER_MODELS
+    assert expected_cells(cfg) == 32 * PAPER_MODELS
+    policy = composed("experiment=paper_policy", hydra=True).hydra.sweeper.params
+    assert policy.task.split(",") == select_tasks("policy")
+    smoke = composed("experiment=smoke", hydra=True)
+    assert smoke.hydra.sweeper.params.model == "no_change,xgboost"
+    assert smoke.hydra.sweeper.params.task.split(",") == select_tasks("buildable")[:2]
+    assert expected_cells(smoke) == 4
+    assert smoke.model.xgboost.n_estimators == 50
+
+
+def test_paper_model_cell_carries_its_decoding_and_aggregation():
+    cfg = composed("+experiment/paper_model=qwen36_27b", "task=labor_cps_jobfind")
+    assert cfg.model.name == "qwen36_27b" and cfg.model.backend.value == "vllm"
+    assert cfg.aggregation.k == 1
+    assert cfg.decoding.temperature == pytest.approx(0.7)
+
+
+def test_slurm_preset_resources_come_from_the_model():
+    gpu = composed("hydra/launcher=submitit_slurm", "model=qwen35_4b", hydra=True)
+    launcher = gpu.hydra.launcher
+    assert (launcher.gpus_per_node, launcher.cpus_per_task, launcher.mem_gb) == (1, 8, 64)
+    assert launcher._target_.endswith("HhxSlurmLauncher")
+    cpu = composed("hydra/launcher=submitit_slurm", "model=xgboost", "model.xgboost.threads=6",
+                   "model.resources.partition=cpu", hydra=True).hydra.launcher
+    assert (cpu.gpus_per_node, cpu.cpus_per_task, cpu.partition) == (0, 6, "cpu")
+
+
+def test_each_job_gets_its_own_model_resources():
+    assert job_resources(composed("model=qwen35_4b").model).gpus == 1
+    assert job_resources(composed("model=gpt_5").model) == Resources(0, 2, 4, 1440)
+    over = composed("model=qwen35_4b", "model.resources.gpus=2", "model.resources.time_min=60")
+    assert (job_resources(over.model).gpus, job_resources(over.model).time_min) == (2, 60)
+
+
+def test_submitit_parameters_per_group():
+    from hydra_plugins.hhx_launchers.submitit_launchers import submitit_params
+
+    base = {"submitit_folder": "f", "timeout_min": 1, "gpus_per_node": 0, "account": "a",
+            "partition": "default", "max_num_timeout": 0}
+    out = submitit_params(base, "slurm", Resources(1, 8, 64, 720, "gpu"))
+    assert out["gpus_per_node"] == 1 and out["timeout_min"] == 720 and out["mem_gb"] == 64
+    assert out["slurm_partition"] == "gpu" and out["slurm_account"] == "a"
+    assert "submitit_folder" not in out and "slurm_max_num_timeout" not in out
+
+
+def test_config_hash_ignores_where_results_go_and_secrets():
+    base = composed("model=xgboost")
+    same = composed("model=xgboost", "tracking.uri=sqlite:///elsewhere.db",
+                    "model.resources.gpus=3", "+force=true", "+dry_run=true")
+    other = composed("model=xgboost", "model.xgboost.n_estimators=7")
+    assert config_hash(base) == config_hash(same)
+    assert config_hash(base) != config_hash(other)
+    assert cell_key("t", "m", "a", "b") != cell_key("t", "m", "a", "c")
+
+
+def _log_one(uri: str, n: int) -> None:
+    prepare_store(uri, "race")
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("race")
+    with mlflow.start_run(run_name=f"job{n}"):
+        mlflow.log_metric("n", n)
+
+
+@pytest.mark.heavy  # three MLflow schema migrations in a row (~10 s each on a busy 2-core box)
+def test_fresh_sqlite_store_loses_no_run_under_parallel_jobs(tmp_path):
+    uri = f"sqlite:///{tmp_path}/fresh.db"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_log_one, args=(uri, n)) for n in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 3
+    found = mlflow.MlflowClient(uri).search_runs(
+        [mlflow.MlflowClient(uri).get_experiment_by_name("race").experiment_id])
+    assert sorted(r.data.metrics["n"] for r in found) == [0, 1, 2]
+
+
+@pytest.mark.slow  # one MLflow schema migration
+def test_finished_cells_finds_only_finished_runs(tmp_path):
+    uri = f"sqlite:///{tmp_path}/m.db"
+    exp = prepare_store(uri, "e")
+    client = mlflow.MlflowClient(uri)
+    for key, status in (("k1", "FINISHED"), ("k2", "FAILED"), ("k1", "FAILED")):
+        run = client.create_run(exp, tags={CELL_TAG: key})
+        client.log_metric(run.info.run_id, "primary_score", 0.5)
+        client.set_terminated(run.info.run_id, status)
+    found = finished_cells(uri, "e", ["k1", "k2", "k3"])
+    assert set(found) == {"k1"} and found["k1"].metrics["primary_score"] == 0.5
+    assert finished_cells(uri, "absent", ["k1"]) == {}
+
+
+def _record(folder: Path, **fields) -> None:
+    folder.mkdir(parents=True)
+    (folder / "sweep_cell.json").write_text(json.dumps(fields))
+
+
+def test_summary_counts_run_skipped_failed_and_missing_jobs(tmp_path):
+    (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 4}))
+    _record(tmp_path / "0_a_x", status="run", job=0, task="a", model="x", score=0.5,
+            metric="mean_macro_f1", direction="higher_is_better")
+    _record(tmp_path / "1_a_y", status="skipped", job=1, task="a", model="y", score=0.25)
+    _record(tmp_path / "2_b_x", status="started", job=2, task="b", model="x")  # killed
+    frame = summary_frame(tmp_path)
+    assert counts(frame) == {"run": 1, "skipped": 1, "failed": 2, "dry_run": 0}
+    text = format_summary(frame)
+    assert text.splitlines()[0] == "sweep: 1 run, 1 skipped, 2 failed"
+    assert "failed: b x x: the job ended before reporting a result" in text
+
+
+def test_dry_run_summary_totals_requests_and_cost(tmp_path):
+    _record(tmp_path / "0", status="dry_run", job=0, task="a", model="gpt_5", prompts=10,
+            draws=10, requests=10, prompt_tokens=5000, cost_usd=0.5, cost_usd_max=2.0, done=False)
+    _record(tmp_path / "1", status="dry_run", job=1, task="a", model="no_change", prompts=10,
+            draws=0, requests=0, prompt_tokens=0, cost_usd=0.0, cost_usd_max=0.0, done=True)
+    head = format_summary(summary_frame(tmp_path)).splitlines()[0]
+    assert head == ("sweep dry run: 2 cells, 1 already done; would send 10 requests, ~$0.50 "
+                    "(at most $2.00); nothing was sent")
+
+
+def test_sweep_settings_are_typed():
+    cfg = composed()
+    assert OmegaConf.to_container(cfg.sweep) == {"resume": True, "force": False,
+                                                 "dry_run": False}
+
+
+def test_dry_run_estimate_counts_draws_tokens_and_cost_from_the_model_prices():
+    import pandas as pd
+
+    from hhx.sweeps.dryrun import estimate
+
+    examples = pd.DataFrame({"id": ["1", "2"], "time": ["t", "t"], "system": ["s" * 84] * 2,
+                             "user": ["u" * 368] * 2})
+    cfg = composed("model=qwen35_4b", "aggregation=k16", "decoding.max_tokens=100",
+                   "model.input_cost_per_token=1e-6", "model.output_cost_per_token=2e-6")
+    plan = estimate(cfg, examples)
+    # vLLM draws K with `n`: one request per prompt, each prompt (84+368+2*16 chars) sent once
+    assert (plan["prompts"], plan["draws"], plan["requests"]) == (2, 32, 2)
+    assert plan["prompt_tokens"] == 242 and plan["completion_tokens_max"] == 3200
+    assert plan["cost_usd"] == pytest.approx(242e-6 + 64 * 32 * 2e-6)
+    assert plan["cost_usd_max"] == pytest.approx(484e-6 + 3200 * 2e-6)
+    assert estimate(composed("model=xgboost"), examples)["requests"] == 0
+
+
+def test_summary_ignores_an_earlier_sweep_in_the_same_folder(tmp_path):
+    (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 1, "sweep_id": "new"}))
+    _record(tmp_path / "0_a_x", status="run", job=0, task="a", model="x", sweep_id="new")
+    _record(tmp_path / "1_a_y", status="skipped", job=1, task="a", model="y", sweep_id="old")
+    assert counts(summary_frame(tmp_path))["skipped"] == 0
