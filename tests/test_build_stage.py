@@ -67,7 +67,7 @@ SMALL_DEMO = (
     " cex_diary: {years: [1995], n_cu_per_quarter: 5},"
     " cex_interview: {years: [2008], n_cu_per_quarter: 5},"
     " cpi: {start: '1990-01', end: '2020-12'}, mich: {start: '2020-01', end: '2020-12', per_month: 10},"
-    " census: {n_households: 50}, sce: {start: '2019-01', end: '2020-06', new_per_month: 2},"
+    " census: {n_households: 50}, sce: {start: '2013-12', end: '2025-01', new_per_month: 2},"
     " psid: {n_families: 20}}"
 )
 

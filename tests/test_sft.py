@@ -125,12 +125,13 @@ def test_generation_follows_the_decoding_settings():
                                             aggregation="k16",
                                             **{"decoding.enable_thinking": None}))
     assert sampled.use_n and sampled.k == 16
-    assert generation_kwargs(sampled, 16) == {
+    assert generation_kwargs(sampled, 16, 40) == {
         "num_return_sequences": 16, "do_sample": True, "temperature": 0.7, "top_p": 0.8,
-        "top_k": 20, "max_new_tokens": 1024}
+        "top_k": 20, "max_new_tokens": 40}  # the call's answer budget
     greedy = settings_from_config(make_cfg("smollm2_135m_hf", "/tmp", decoding="greedy"))
-    kwargs = generation_kwargs(greedy, 1)
+    kwargs = generation_kwargs(greedy, 1, None)
     assert kwargs["do_sample"] is False and kwargs["temperature"] is None
+    assert kwargs["max_new_tokens"] == greedy.n_ctx  # no limit sent: up to the context length
 
 
 def test_constrained_decoding_is_refused_on_the_transformers_backend():

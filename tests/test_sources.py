@@ -178,6 +178,16 @@ def test_stage_list_shows_every_task_and_model(tmp_path):
 
 
 BUILT = [n for n in task_names() if load_task(n).builder]
+# One task of each family in the default run (its family's demo generators and survey builders
+# run with it); the rest, minutes of CPU together, in the heavy tier (`pytest -m heavy`).
+EVERY_RUN = {"labor_cps_jobfind", "cons_cex_total", "labor_psid_addedworker", "macro_sce_revision",
+             "cons_sce_shock", "macro_mich_outlook", "house_census_move"}
+BUILT_PARAMS = [n if n in EVERY_RUN else pytest.param(n, marks=pytest.mark.heavy) for n in BUILT]
+
+
+def test_every_family_has_a_task_in_the_default_run():
+    assert EVERY_RUN <= set(BUILT)
+    assert {load_task(n).survey for n in EVERY_RUN} == {load_task(n).survey for n in BUILT}
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +196,7 @@ def demo_dir(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", BUILT)
+@pytest.mark.parametrize("name", BUILT_PARAMS)
 def test_every_buildable_task_builds_on_the_demo(name, demo_dir):
     """The demo generates exactly the sources the task reads; every split the task has holds
     at least 100 rows (the official row-fallback minimum)."""

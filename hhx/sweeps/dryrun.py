@@ -46,7 +46,13 @@ def estimate(cfg: DictConfig, examples: pd.DataFrame) -> dict[str, Any]:
     chars = sum(sum(len(m["content"]) + 16 for m in msgs) for msgs in build_messages(examples))
     prices = prices_for(settings.model_id, settings.input_cost_per_token,
                         settings.output_cost_per_token, use_litellm_map=backend == "litellm")
-    per_choice = settings.params.get("max_tokens") or DEFAULT_COMPLETION_ESTIMATE
+    # The answer budget the request engine sends (decoding.max_tokens: auto | a number | none).
+    from hhx.predictors.llm.schema import answer_tokens
+    from hhx.scoring.parser import answer_spec
+    from hhx.tasks.registry import as_task
+
+    budget = settings.answer_budget(answer_tokens(answer_spec(as_task(cfg.task))))
+    per_choice = budget or DEFAULT_COMPLETION_ESTIMATE
     if prices.max_output_tokens:
         per_choice = min(int(per_choice), int(prices.max_output_tokens))
     # Without `n` every draw resends the prompt; with it, the prompt goes once per example.

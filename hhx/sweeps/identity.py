@@ -43,12 +43,11 @@ def result_settings(cfg: DictConfig) -> dict[str, Any]:
 
 
 def config_hash(cfg: DictConfig) -> str:
-    from hhx.tracking.mlflow_run import SAFE_SECRET_KEYS, SECRET_NAME
+    from hhx.secrets import is_secret_name
 
     def scrub(node: Any) -> Any:  # a secret never enters the hash (it would leak by its digest)
         if isinstance(node, dict):
-            return {k: scrub(v) for k, v in node.items()
-                    if not SECRET_NAME.search(str(k)) or str(k) in SAFE_SECRET_KEYS}
+            return {k: scrub(v) for k, v in node.items() if not is_secret_name(str(k))}
         if isinstance(node, list):
             return [scrub(v) for v in node]
         return node

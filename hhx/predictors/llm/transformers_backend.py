@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 EXTRA_KEYS = ("dtype", "device", "threads")
 
 
-def generation_kwargs(settings: LLMSettings, n: int) -> dict[str, Any]:
-    """`generate` arguments from the decoding settings (unset ones keep transformers' defaults)."""
+def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> dict[str, Any]:
+    """`generate` arguments from the decoding settings (unset ones keep transformers' defaults)
+    and the call's answer budget (None: up to the context length, as on vLLM)."""
     p = settings.params
     kwargs: dict[str, Any] = {"num_return_sequences": n}
     temperature = p.get("temperature")
@@ -46,8 +47,14 @@ def generation_kwargs(settings: LLMSettings, n: int) -> dict[str, Any]:
                 kwargs[name] = p[name]
     else:  # greedy: sampling knobs would only raise warnings
         kwargs.update(temperature=None, top_p=None, top_k=None)
-    kwargs["max_new_tokens"] = int(p.get("max_tokens") or 512)
+    kwargs["max_new_tokens"] = int(max_tokens) if max_tokens is not None else settings.n_ctx
     return kwargs
+
+
+def _batch_budget(calls: Sequence[Call]) -> int | None:
+    """One budget for a batch: the largest of its calls' (None when any call has no limit)."""
+    budgets = [c.max_tokens for c in calls]
+    return None if any(b is None for b in budgets) else max(budgets)
 
 
 class TransformersTransport:
@@ -127,7 +134,7 @@ class TransformersTransport:
             out = self.model.generate(
                 **batch,
                 pad_token_id=self.tokenizer.pad_token_id,
-                **generation_kwargs(self.settings, n),
+                **generation_kwargs(self.settings, n, _batch_budget(calls)),
             )
         elapsed = time.monotonic() - started
         width = batch["input_ids"].shape[1]
