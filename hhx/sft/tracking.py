@@ -1,7 +1,7 @@
 """The fine-tuning run in MLflow: settings as params, the loss curve as stepped metrics, the
 adapter and loss curve as artifacts. A resumed run (same output_dir) re-opens the same MLflow
 run, so its curve continues where the killed one stopped. Config flattening and secret
-redaction are hhx.tracking.mlflow_run's.
+redaction are hhx.tracking.mlflow_run's and hhx.secrets'.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hhx.io import write_json_atomic
-from hhx.tracking.mlflow_run import finite_metrics, redact, secret_values
+from hhx.secrets import scrub
+from hhx.tracking.mlflow_run import finite_metrics
 
 RUN_FILE = "mlflow_run.json"
 
@@ -48,10 +49,9 @@ class SftTracker:
             run = mlflow.start_run(run_name=run_name)
         self.run_id = run.info.run_id
         write_json_atomic(path, {"run_id": self.run_id, "tracking_uri": str(self.tracking.uri)})
-        secrets = secret_values()
         if not resumed:  # params are write-once in MLflow
             mlflow.log_params(params)
-        mlflow.set_tags({k: redact(str(v), secrets) for k, v in tags.items()})
+        mlflow.set_tags({k: scrub(str(v)) for k, v in tags.items()})
 
     def step_logger(self) -> Callable[[dict[str, Any], int], None] | None:
         if not self.enabled:
