@@ -120,7 +120,9 @@ def test_score_stage_reproduces_the_run(demo, tmp_path):
 def test_multirun_gives_one_tracked_run_per_model(demo):
     workdir, _ = demo
     proc = hhx(workdir, "--multirun", f"task={TASK}", "model=no_change,xgboost")
-    assert proc.stdout.count("MLflow run") == 2
+    # one run per job, then the sweep's summary run (hhx/sweeps/callback.py)
+    assert proc.stdout.count("MLflow run") == 3
+    assert proc.stdout.count("sweep summary logged: MLflow run") == 1
     assert len(runs(workdir, model="no_change")) == 1
     assert len(runs(workdir, model="xgboost")) == 2
     assert list((workdir / "multirun").rglob("run_info.json"))
