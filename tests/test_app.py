@@ -120,11 +120,13 @@ def test_score_stage_reproduces_the_run(demo, tmp_path):
 def test_multirun_gives_one_tracked_run_per_model(demo):
     workdir, _ = demo
     proc = hhx(workdir, "--multirun", f"task={TASK}", "model=no_change,xgboost")
-    # one run per job, then the sweep's summary run (hhx/sweeps/callback.py)
-    assert proc.stdout.count("MLflow run") == 3
+    # The demo's xgboost run is this sweep's xgboost cell (same task, settings and data): it is
+    # skipped, not paid again; no_change runs. Then the sweep logs its summary run.
+    assert f"skipped: {TASK} x xgboost finished before" in proc.stdout
+    assert "sweep: 1 run, 1 skipped, 0 failed" in proc.stdout
     assert proc.stdout.count("sweep summary logged: MLflow run") == 1
     assert len(runs(workdir, model="no_change")) == 1
-    assert len(runs(workdir, model="xgboost")) == 2
+    assert len(runs(workdir, model="xgboost")) == 1
     assert list((workdir / "multirun").rglob("run_info.json"))
 
 
