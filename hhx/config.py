@@ -308,7 +308,8 @@ class AggregationConfig:
 @dataclass
 class TrackingConfig:
     enabled: bool = True
-    # MLflow tracking URI; default: a local SQLite store in the working directory.
+    # MLflow tracking URI; default (conf/tracking/mlflow.yaml): $MLFLOW_TRACKING_URI, else a
+    # SQLite store in the project root.
     uri: str = "sqlite:///mlflow.db"
     experiment: str = "hhx"
     log_artifacts: bool = True
@@ -327,8 +328,12 @@ class ScoreConfig:
 
 @dataclass
 class PathsConfig:
-    cache_dir: str = "data/cache"
+    """One project root for data, run folders and the store (conf/paths/default.yaml, hhx/paths.py)."""
+
+    root: str = "."
+    data_dir: str = "data"
     runs_dir: str = "outputs"
+    cache_dir: str = "data/cache"
 
 
 @dataclass
@@ -434,7 +439,10 @@ class HhxConfig:
 
 
 def register_configs() -> None:
-    """Register the schema of the primary config with Hydra."""
+    """Register the schema of the primary config with Hydra (and the path resolvers conf/ uses)."""
+    from hhx.paths import register_resolvers
+
+    register_resolvers()
     cs = ConfigStore.instance()
     # Group options are merged into the typed fields of HhxConfig, which validates them.
     cs.store(name="hhx_schema", node=HhxConfig)

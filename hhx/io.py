@@ -84,6 +84,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.umask(umask)
         os.chmod(tmp_path, 0o666 & ~umask)
         os.replace(tmp_path, target)
+    except OSError as exc:
+        # Name the file being written, not its temporary twin (which is removed below), so a
+        # full disk reads as one line with the real path (hhx.errors.os_error_line).
+        if exc.filename in (None, str(tmp_path)):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
