@@ -324,6 +324,11 @@ class ScoreConfig:
     repair_number_formatting: bool = False
     repair_distribution_nesting: bool = False
     include_details: bool = True
+    # hhx's additions (unset = the reference's behaviour): score against a split's evaluated rows
+    # as `data` selects them; warn below min_match of gold rows matched, exit 1 with the flag.
+    split: str | None = None
+    min_match: float = 0.9
+    fail_below_min_match: bool = False
 
 
 @dataclass

@@ -119,10 +119,12 @@ def _range_problem(key: str, value: Any) -> str | None:
 
 
 def official_data_problems(cfg: DictConfig) -> list[str]:
-    """An evaluate on data=official names its download and how many rows it evaluates."""
+    """An evaluate (or a score by split) on data=official names its download and how many rows it evaluates."""
     data = cfg.get("data")
     stage = str(getattr(cfg.get("stage"), "value", cfg.get("stage")))
-    if data is None or stage != "evaluate":
+    score = cfg.get("score")
+    if data is None or not (stage == "evaluate" or (stage == "score" and score is not None
+                                                    and score.get("split"))):
         return []
     if str(getattr(data.get("source"), "value", data.get("source"))) != "official":
         return []
