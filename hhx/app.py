@@ -109,14 +109,20 @@ def produced_nothing(folder: Path) -> bool:
                for p in folder.iterdir())
 
 
-def remove_if_empty(folder: Path | None) -> None:
+def remove_if_empty(folder: Path | None, runs_dir: Path | None = None) -> None:
+    """Remove a run folder that holds nothing, and the day's (and runs) folder it leaves empty."""
     import shutil
 
-    if folder is not None and folder.is_dir() and produced_nothing(folder):
-        shutil.rmtree(folder, ignore_errors=True)
-        parent = folder.parent  # the day's folder, if this was its only run
-        if parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
+    if folder is None or not folder.is_dir() or not produced_nothing(folder):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    if runs_dir is None or not folder.resolve().is_relative_to(runs_dir.resolve()):
+        return  # a run folder set elsewhere (hydra.run.dir=...): only the folder itself
+    stop = runs_dir.resolve().parent
+    parent = folder.parent.resolve()
+    while parent != stop and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,7 +182,7 @@ def _job(cfg: Any) -> float | None:
             sys.stdout = tee.stream
             tee.close()
         if not sweep:
-            remove_if_empty(out)
+            remove_if_empty(out, Path(str(cfg.paths.runs_dir)) if cfg.get("paths") else None)
 
 
 def _hydra_main() -> float | None:

@@ -187,8 +187,9 @@ class DataConfig:
     # Official layout flavour: "release" (tabular/prompts/splits) or "eval_sample" ({split}/<task>.jsonl).
     layout: str = "release"
     split: str = "pre_cutoff_test"
-    # Evaluate the first N rows of the split by split_position (200 = the official eval-sample rule).
-    max_examples: int | None = 200
+    # Evaluate the first N rows of the split by split_position (200 = the official eval-sample
+    # rule); null = every row. The demo and raw groups set 200; data=official needs it given.
+    max_examples: int | None = MISSING
     # A real FRED-QD file in its published layout; None = the demo's synthetic macro series.
     fred_qd: str | None = None
     rebuild: bool = False

@@ -111,10 +111,11 @@ def _range_problem(key: str, value: Any) -> str | None:
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return f"{key}={value} must be a finite number"
+    shown = f"{value:g}" if isinstance(value, float) else str(value)
     if low is not None and (value < low or (value == low and not low_ok)):
-        return f"{key}={value} must be {'at least' if low_ok else 'more than'} {low:g}"
+        return f"{key}={shown} must be {'at least' if low_ok else 'more than'} {low:g}"
     if high is not None and value > high:
-        return f"{key}={value} must be at most {high:g}"
+        return f"{key}={shown} must be at most {high:g}"
     return None
 
 
