@@ -103,6 +103,16 @@ def run_dir() -> Path | None:
         return None
 
 
+def in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except ValueError:  # not inside a Hydra app
+        return False
+
+
 def produced_nothing(folder: Path) -> bool:
     """Only Hydra's own files (.hydra/, the job log) in the run folder."""
     return all(p.name == ".hydra" or (p.suffix == ".log" and p.is_file())
@@ -138,12 +148,14 @@ def _job(cfg: Any) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
     from hhx.config_check import validate_config
     from hhx.stages import dispatch
-    from hhx.sweeps import cell
 
     # In a sweep a failing cell is recorded (hhx/sweeps/cell.py) and the other jobs go on; the
-    # sweep's summary then exits non-zero (hhx/sweeps/callback.py).
-    sweep = cell.in_sweep()
+    # sweep's summary then exits non-zero (hhx/sweeps/callback.py). The sweep layer (pandas...)
+    # is imported only in a sweep: a plain start stays light.
+    sweep = in_sweep()
     if sweep:
+        from hhx.sweeps import cell
+
         cell.record_start(cfg)
     out = run_dir()
     tee = _Tee(sys.stdout, out / "app.log") if out is not None and not sweep else None

@@ -10,11 +10,12 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hhx.errors import DataError
+
+if TYPE_CHECKING:  # pandas is imported by its callers; not at start-up (hhx --help, describe)
+    import pandas as pd
 
 # Temporary files and folders carry the writing process's id, so the next run can tell the
 # leftovers of a killed process (removed) from those of one still running (kept).
