@@ -104,7 +104,7 @@ def test_console_mlflow_and_run_folder_say_what_was_evaluated(demo):
     assert head and int(head.group(1)) > 200
     rule = "first 200 of pre_cutoff_test by split_position (data.max_examples=200)"
     assert f"rows chosen by: {rule}" in proc.stdout
-    assert re.search(r"XGBoost fit target: \d+/\d+ rounds", proc.stderr)  # fit progress
+    assert re.search(r"XGBoost fit target: [\d,]+/[\d,]+ rounds", proc.stderr)  # fit progress
     (run_dir,) = (workdir / "outputs").rglob(f"*_evaluate_{TASK}_xgboost")
     log = (run_dir / "app.log").read_text()
     assert "rows evaluated" in log and "valid_rate" in log and "run directory" in log
@@ -160,7 +160,7 @@ def test_official_release_and_eval_sample_layouts_read_the_same_rows(demo, tmp_p
     workdir, _ = demo
     root = workdir / "data" / "demo" / "householdbench"
     release = hhx(workdir, "data=official", f"data.root={root}", "model=no_change",
-                  "tracking=none", "data.split=pre_cutoff")
+                  "tracking=none", "data.split=pre_cutoff", "data.max_examples=200")
     sample_root = tmp_path / "evalsample"
     select_eval_sample(root, sample_root, [TASK])
     sample = hhx(workdir, "data=official", f"data.root={sample_root}",

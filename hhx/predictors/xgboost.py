@@ -188,6 +188,9 @@ class RoundProgress(xgb.callback.TrainingCallback):
 
     def after_training(self, model: Any) -> Any:
         if self.bar is not None:
+            if self.bar.n < self.total:  # early stopping ended it: done, not 36% with an ETA
+                self.bar.total = self.bar.n
+                self.bar.set_postfix_str("early stopping")
             self.bar.close()
             self.bar = None
         return model
