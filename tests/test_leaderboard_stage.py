@@ -384,3 +384,25 @@ def test_mlflow_store_collected_and_leaderboard_logged(tmp_path, monkeypatch):
     # A second leaderboard run collects only evaluate runs, not the first leaderboard.
     res2 = stage.run(cfg, task_configs={t.name: t for t in tasks})
     assert res2["n_runs"] == len(logged)
+
+
+@pytest.mark.slow
+def test_report_renders_in_chromium_every_figure_drawn(built):
+    """A real browser opens the report: every image decodes, none is blank or half blank, none
+    is shown scaled down (so 10 pt text stays 10 pt), and no table lacks rows."""
+    from tests import browser
+
+    if not browser.available():
+        pytest.skip(f"{browser.CHROMIUM} absent (Debian package `chromium`; .ci/run installs it)")
+    tmp, tasks, _, _ = built
+    probe = browser.inspect_page(tmp / "lb" / "report.html")
+    imgs = probe["imgs"]
+    assert [i["alt"] for i in imgs] == [*FIGURES, *(f"task_{t}" for t in sorted(
+        t.name for t in tasks))]
+    for img in imgs:
+        name = img["alt"]
+        assert img["complete"] and img["w"] > 100 and img["h"] > 100, name
+        assert img["shown_w"] >= 0.98 * img["w"], name  # not shrunk to fit the page
+        assert img["all"]["ink"] > 0.02 and img["all"]["std"] > 10, name
+        assert min(h["ink"] for h in img["halves"]) > 0.005, (name, img["halves"])
+    assert probe["tables"] > 5 and probe["empty_tables"] == 0

@@ -67,7 +67,8 @@ def save(fig, path: Path) -> Path:
         if text.get_text() and text.get_fontsize() < MIN_FONT:
             text.set_fontsize(MIN_FONT)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=DPI)  # constrained layout fits; "tight" would draw twice
+        # "tight" widens a narrow figure to its long (suptitle) text instead of clipping it.
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -228,6 +229,11 @@ def persistence_figure(lb: Leaderboard, path: Path) -> Path | str:
     p = lb.analyses["persistence"]
     if p.empty or not (p["n"] > 0).any():
         return "no probability (distribution) task"
+    p = p[p["model"].map(lambda m: any(td.backends.get(m) != "no_change"
+                                       for td in lb.tds.values() if m in td.backends))]
+    if p.empty:
+        return ("only no-change answers on probability tasks: it is the previous report, so "
+                "it has nothing to show against itself")
     fig, ax = subplots(figsize=(9, 5))
     p = p[p["n"] > 0].assign(w_model=lambda d: d["model_tv"] * d["n"],
                              w_naive=lambda d: d["naive_tv"] * d["n"])
@@ -288,7 +294,7 @@ def cutoff_figure(lb: Leaderboard, path: Path) -> Path | str:
 def period_midpoint(period: str) -> pd.Timestamp:
     """The middle of a release period ("2021" or "2021Q3"), for a real time axis."""
     p = pd.Period(period, freq="Y" if len(period) == 4 else "Q")
-    return p.start_time + (p.end_time - p.start_time) / 2
+    return (p.start_time + (p.end_time - p.start_time) / 2).floor("D")
 
 
 def over_time_figure(lb: Leaderboard, path: Path) -> Path | str:
@@ -319,8 +325,12 @@ def over_time_figure(lb: Leaderboard, path: Path) -> Path | str:
         ax.set_title(t)
     for ax in axes.ravel()[len(tasks):]:
         ax.set_axis_off()
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)))
+    legend: dict[str, object] = {}  # every model of every panel, once
+    for ax in axes.ravel()[:len(tasks)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
+               ncol=min(4, len(legend)))
     fig.suptitle(title(lb, f"Official metric by release {lb.settings.time_bin}; dashed: "
                            "no-change on the same rows"))
     return save(fig, path)

@@ -110,10 +110,13 @@ def _link(url: object, text: str) -> str:
 
 
 def best_per_task(lb: Leaderboard) -> dict[str, set[str]]:
-    """The best model(s) per task, among runs on the task's full example set (ties all best)."""
+    """The best model(s) per task among runs on the task's full example set (ties all best);
+    tasks with fewer than two such runs have none."""
     out: dict[str, set[str]] = {}
     tm = lb.task_metrics
     for task, part in tm[tm["same_examples"] & np.isfinite(tm["score"])].groupby("task"):
+        if len(part) < 2:  # one comparable run is no contest
+            continue
         higher = lb.tds[task].higher_is_better
         best = part["score"].max() if higher else part["score"].min()
         tol = 1e-12 * max(1.0, abs(best))
@@ -155,7 +158,7 @@ def matrix_html(lb: Leaderboard) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<p>Each cell: the official score on the model's valid rows, its {conf} bootstrap "
             f"interval ({lb.settings.n_resamples} resamples), n = examples evaluated, and the "
-            "run. \u2605 best per task among runs on the task's full example set; "
+            "run. \u2605 best per task among runs on the task's full example set (two or more); "
             "\u26a0 the run was evaluated on other examples and is not ranked with the rest "
             "unmarked.</p>"
             f"<table class='matrix'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
@@ -167,7 +170,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:1400px;font-size:16px
 table{border-collapse:collapse;font-size:14px;margin:1em 0;display:block;overflow-x:auto;max-width:100%}
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
 th{background:#eee} td:first-child,th:first-child{text-align:left}
-table.matrix td{text-align:center} .metric{font-weight:normal;font-size:13px}
+table.matrix td,table.matrix thead th{text-align:center} .metric{font-weight:normal;font-size:13px}
 td.best{background:#e3f4e1} td.other{background:#fdebd0} td.none{color:#888}
 .warn{color:#a04000;font-weight:bold} .empty{color:#555;font-style:italic}
 .banner{background:#fff3cd;border:2px solid #c90;padding:1em;font-weight:bold}

@@ -227,6 +227,7 @@ def compute(
         part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
         board[OFFICIAL[kind]] = board["model"].map(part.set_index("model")["mean"])
     board = _mark_examples(board, task_metrics)
+    summary["same_examples"] = summary["model"].map(board.set_index("model")["same_examples"])
     board["synthetic"] = selection.synthetic
     incomplete = board.loc[~board["complete"], "model"].tolist()
     if incomplete:
