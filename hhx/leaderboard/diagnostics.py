@@ -41,28 +41,35 @@ def _grid(n: int):
 
 
 def _panels(td: TaskData, per_model: int) -> list[tuple[str, int]]:
-    """(model, segment index) pairs for models with valid answers, capped at MAX_PANELS."""
+    """(model, segment index) pairs for models with valid answers."""
     return [(m, i) for m in td.models if td.valid[m].any() for i in range(per_model)]
 
 
-def _suffix(shown: int, total: int) -> str:
-    return "" if shown == total else f" (first {shown} of {total} panels)"
-
-
-def confusion_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
-    panels = _panels(td, len(td.segments))
+def _draw(lb: Leaderboard, td: TaskData, path: Path, per_model: int, panel, head: str
+          ) -> Path | str:
+    """One panel per (model, segment) via `panel(ax, model, segment index)`, capped."""
+    panels = _panels(td, per_model)
     if not panels:
         return f"{td.name}: no model has a valid answer"
     shown = panels[:MAX_PANELS]
     fig, axes = _grid(len(shown))
     for ax, (m, i) in zip(axes, shown):
+        panel(ax, m, i)
+    more = "" if len(shown) == len(panels) else f" (first {len(shown)} of {len(panels)} panels)"
+    fig.suptitle(title(lb, f"{td.name}: {head}{more}"))
+    return save(fig, path)
+
+
+def confusion_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
+    def panel(ax, m: str, i: int) -> None:
         s = td.segments[i]
         labels = s.labels or []
         ok = td.valid[m]
         true, pred = td.ref[ok, s.start].astype(int), td.preds[m][ok, s.start].astype(int)
         k = len(labels)
+        known = (true >= 0) & (true < k) & (pred >= 0) & (pred < k)  # codes of the labels only
         counts = np.zeros((k, k), dtype=int)
-        np.add.at(counts, (true, pred), 1)
+        np.add.at(counts, (true[known], pred[known]), 1)
         share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
         ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
         for r in range(k):
@@ -74,19 +81,15 @@ def confusion_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
         ax.set_xlabel("predicted")
         ax.set_ylabel("true")
         ax.set_title(f"{m}" + (f" · {s.name}" if len(td.segments) > 1 else "") + f" (n={ok.sum()})")
-    fig.suptitle(title(lb, f"{td.name}: confusion matrices (counts; shade = share of the true "
-                           f"label's rows){_suffix(len(shown), len(panels))}"))
-    return save(fig, path)
+
+    return _draw(lb, td, path, len(td.segments), panel,
+                 "confusion matrices (counts; shade = share of the true label's rows)")
 
 
 def pred_actual_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
-    panels = _panels(td, len(td.segments))
-    if not panels:
-        return f"{td.name}: no model has a valid answer"
-    shown = panels[:MAX_PANELS]
-    fig, axes = _grid(len(shown))
     cmap = colors(lb.models)
-    for ax, (m, i) in zip(axes, shown):
+
+    def panel(ax, m: str, i: int) -> None:
         s = td.segments[i]
         ok = td.valid[m]
         actual, pred = td.ref[ok, s.start], td.preds[m][ok, s.start]
@@ -102,9 +105,9 @@ def pred_actual_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
         ax.set_xlabel(f"actual {s.name}")
         ax.set_ylabel(f"predicted {s.name}")
         ax.set_title(f"{m} (n={ok.sum()}" + (f", {outside} outside" if outside else "") + ")")
-    fig.suptitle(title(lb, f"{td.name}: predicted vs actual (dashed: prediction = actual)"
-                           f"{_suffix(len(shown), len(panels))}"))
-    return save(fig, path)
+
+    return _draw(lb, td, path, len(td.segments), panel,
+                 "predicted vs actual (dashed: prediction = actual)")
 
 
 def calibration_points(pred: np.ndarray, ref: np.ndarray, bins: int = CAL_BINS):
@@ -122,17 +125,13 @@ def calibration_points(pred: np.ndarray, ref: np.ndarray, bins: int = CAL_BINS):
 
 
 def calibration_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
-    panels = [(m, 0) for m, _ in _panels(td, 1)]
-    if not panels:
-        return f"{td.name}: no model has a valid answer"
-    shown = panels[:MAX_PANELS]
-    fig, axes = _grid(len(shown))
     dist_colors = colors([s.name for s in td.segments])
-    for ax, (m, _) in zip(axes, shown):
+
+    def panel(ax, m: str, _: int) -> None:
         ok = td.valid[m]
         for s in td.segments:
-            mp, mr, n = calibration_points(td.preds[m][ok, s.start:s.stop],
-                                           td.ref[ok, s.start:s.stop])
+            mp, mr, _n = calibration_points(td.preds[m][ok, s.start:s.stop],
+                                            td.ref[ok, s.start:s.stop])
             ax.plot(mp, mr, marker="o", color=dist_colors[s.name], label=s.name)
         ax.plot([0, 1], [0, 1], color="black", lw=1, ls="--")
         ax.set_xlim(0, 1)
@@ -141,9 +140,9 @@ def calibration_figure(lb: Leaderboard, td: TaskData, path: Path) -> Path | str:
         ax.set_ylabel("mean reported probability")
         ax.set_title(f"{m} (n={ok.sum()})")
         ax.legend(loc="upper left")
-    fig.suptitle(title(lb, f"{td.name}: calibration, predictions in {CAL_BINS} groups "
-                           f"(dashed: perfect){_suffix(len(shown), len(panels))}"))
-    return save(fig, path)
+
+    return _draw(lb, td, path, 1, panel,
+                 f"calibration, predictions in {CAL_BINS} groups (dashed: perfect)")
 
 
 MAKERS = {"categorical": confusion_figure, "numeric": pred_actual_figure,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.io import write_text_atomic
+from hhx.leaderboard.collect import MLFLOW_UI_DEFAULT
 from hhx.leaderboard.metrics import OFFICIAL
 from hhx.leaderboard.tables import Leaderboard
 
@@ -156,7 +157,12 @@ def matrix_html(lb: Leaderboard) -> str:
             cells.append(f"<td{cls}><b>{score}</b><br>[{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]"
                          f"<br>{n}{valid} \u00b7 {link}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<p>Each cell: the official score on the model's valid rows, its {conf} bootstrap "
+    local = any(isinstance(u, str) and u.startswith(MLFLOW_UI_DEFAULT)
+                for u in lb.task_metrics.get("url", []))
+    ui = (f"<p>Run links open in the MLflow UI at {MLFLOW_UI_DEFAULT}; start it with "
+          "<code>LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri &lt;tracking.uri"
+          "&gt; --workers 1</code>.</p>") if local else ""
+    return ui + (f"<p>Each cell: the official score on the model's valid rows, its {conf} bootstrap "
             f"interval ({lb.settings.n_resamples} resamples), n = examples evaluated, and the "
             "run. \u2605 best per task among runs on the task's full example set (two or more); "
             "\u26a0 the run was evaluated on other examples and is not ranked with the rest "

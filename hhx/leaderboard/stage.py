@@ -156,7 +156,8 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
     run_id = None
     if tracking is not None and tracking.enabled:
         run_id = log_to_mlflow(lb, out_dir, tracking, meta)
-    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked"]]
+    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked",
+                            "same_examples"]]
     label = " (SYNTHETIC demo data)" if lb.synthetic else ""
     print(f"\nleaderboard{label}: {len(selection.runs)} run(s), split {lb.split}, "
           f"{settings.n_resamples:,} bootstrap resamples")
@@ -169,6 +170,7 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
         "mlflow_run_id": run_id, "synthetic": lb.synthetic, "split": lb.split,
         "n_runs": len(selection.runs), "models": lb.models, "tasks": list(lb.tds),
         "leaderboard": lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi",
-                                       "n_tasks_ranked", "complete"]].to_dict("records"),
+                                       "n_tasks_ranked", "complete", "same_examples",
+                                       "different_examples"]].to_dict("records"),
         "notes": lb.notes,
     }
