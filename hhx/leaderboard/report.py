@@ -77,6 +77,8 @@ def to_markdown(df: pd.DataFrame, index: bool = False) -> str:
     """A GitHub-flavoured Markdown table (no extra dependency)."""
     if index:
         df = df.reset_index()
+    if df.empty:  # never a header-only table
+        return "(no rows)\n"
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
