@@ -155,3 +155,19 @@ def test_over_time_on_real_dates_with_no_change_on_the_same_rows(lb):
         assert row.n == rows.sum()
         assert row.naive_metric == pytest.approx(point_metric(td, td.naive, rows)[PRIMARY])
     assert np.isfinite(ot["naive_metric"]).any()
+
+
+def test_same_n_on_other_examples_is_marked_too(tmp_path):
+    """Equal counts are not enough: a run on other households of the same size is marked."""
+    task = _numeric_task()
+    write_runs(tmp_path / "runs", [task])
+    path = tmp_path / "runs" / "llm-a" / task.name / "details" / f"{task.name}.parquet"
+    d = pd.read_parquet(path)
+    d.assign(id="other-" + d["id"]).to_parquet(path, index=False)  # 60 rows, none shared
+    sel = select_runs(collect_runs_dir(tmp_path / "runs"), include_synthetic=True)
+    lb = compute(sel, {task.name: task}.__getitem__, Settings(n_resamples=50))
+    tm = lb.task_metrics.set_index("model")
+    assert (tm["num_examples"] == 60).all() and (tm["n_task_examples"] == 120).all()
+    assert not tm["same_examples"].any()  # nobody covers the union: nothing is starred
+    assert best_per_task(lb) == {}
+    assert matrix_html(lb).count("\u26a0 n=60 of 120") == len(MODELS)
