@@ -286,7 +286,8 @@ def cutoff_figure(lb: Leaderboard, path: Path) -> Path | str:
         ax.set_xlabel("model")
         ax.set_ylabel(metric_label(kind))
         ax.set_title(f"{kind} tasks with rows on both sides")
-        ax.legend()
+    # The same three entries in every panel: one legend below them, clear of the bars.
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
     fig.suptitle(title(lb, "Before vs after the model's knowledge cutoff"))
     return save(fig, path)
 
