@@ -285,7 +285,13 @@ def test_analyses_tables(built):
         assert n == tm.loc[(m, t), "num_valid"]
 
 
-def test_latest_run_used_and_said(tmp_path):
+@pytest.fixture
+def no_figures(monkeypatch):
+    """For tests of run selection only: skip drawing (figures are tested on `built`)."""
+    monkeypatch.setattr(stage, "write_figures", lambda lb, out: ({}, {}))
+
+
+def test_latest_run_used_and_said(tmp_path, no_figures):
     tasks = [_numeric_task()]
     write_runs(tmp_path / "old", tasks, seed=1)
     logged = write_runs(tmp_path / "new", tasks, seed=2)
@@ -304,7 +310,7 @@ def test_latest_run_used_and_said(tmp_path):
     assert sum("using the latest" in n for n in res["notes"]) == len(MODELS)
 
 
-def test_synthetic_never_mixed_with_real(tmp_path):
+def test_synthetic_never_mixed_with_real(tmp_path, no_figures):
     tasks = [_numeric_task()]
     write_runs(tmp_path / "syn", tasks, synthetic=True)
     cfgs = {"sim_numeric": tasks[0]}
