@@ -52,9 +52,9 @@ def table_scores(stdout: str) -> dict[str, dict[str, float]]:
     return rows
 
 
-def runs(workdir: Path, **tags: str) -> pd.DataFrame:
+def runs(workdir: Path, experiment: str = "hhx", **tags: str) -> pd.DataFrame:
     mlflow.set_tracking_uri(f"sqlite:///{workdir}/mlflow.db")
-    found = mlflow.search_runs(experiment_names=["hhx"])
+    found = mlflow.search_runs(experiment_names=[experiment])
     for key, value in tags.items():
         found = found[found[f"tags.hhx.{key}"] == value]
     return found
@@ -223,7 +223,8 @@ def test_leaderboard_from_the_demo_runs(demo):
     assert "data:image/png;base64," in report and "SYNTHETIC" in report.upper()
     board = pd.read_csv(workdir / "lb" / "leaderboard.csv")
     assert {"xgboost", "no_change"} <= set(board["model"])
-    assert len(runs(workdir, stage="leaderboard")) == 1
+    assert len(runs(workdir, "hhx-leaderboard", stage="leaderboard")) == 1
+    assert (runs(workdir)["tags.hhx.stage"] != "leaderboard").all()  # apart from evaluate runs
     assert "Traceback" not in proc.stderr
 
 

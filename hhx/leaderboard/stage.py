@@ -89,14 +89,18 @@ def _metric_key(text: str) -> str:
 def log_to_mlflow(
     lb: Leaderboard, out_dir: Path, tracking: TrackingConfig, meta: dict[str, Any]
 ) -> str:
-    """One MLflow run (tag hhx.stage=leaderboard) holding the whole output folder."""
+    """One MLflow run (tag hhx.stage=leaderboard) holding the whole output folder, in the
+    experiment `<tracking.experiment>-leaderboard`: apart from the evaluate runs it ranks."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
+    from hhx.tracking.mlflow_run import ensure_experiment, experiment_for
+
     client = MlflowClient(tracking_uri=tracking.uri)
-    exp = client.get_experiment_by_name(tracking.experiment)
-    exp_id = exp.experiment_id if exp else client.create_experiment(tracking.experiment)
-    run = client.create_run(exp_id, run_name="leaderboard", tags={
+    exp_id = ensure_experiment(tracking.uri, experiment_for(tracking, "leaderboard"))
+    label = " · synthetic" if lb.synthetic else ""
+    name = f"leaderboard · {len(lb.tds)} tasks · {len(lb.models)} models{label}"
+    run = client.create_run(exp_id, run_name=name, tags={
         "hhx.stage": "leaderboard", "hhx.split": lb.split,
         "hhx.synthetic": "true" if lb.synthetic else "false",
         "hhx.source": str(meta["source"]), "hhx.xgboost_comparator": lb.xgb_model or "",
