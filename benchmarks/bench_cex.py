@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _runner import print_phase, run_phase
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -43,10 +43,6 @@ INTERVIEW_YEARS = [1990, 1995, 2000, 2001, 2004, 2007, 2008, 2012, 2016, 2020, 2
 DIARY_YEARS = list(range(1986, 1997))
 TASKS = ["cons_cex_total", "cons_cex_categories", "cons_cex_rebate01", "cons_cex_stimulus08",
          "cons_cex_sspay"]
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def generate(work: Path, fraction: float) -> dict:
@@ -129,14 +125,6 @@ def phase(name: str, work: Path) -> dict:
             "task_rows": len(bench.prompts)}
 
 
-def run_phase(name: str, work: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--phase", name, "--work", str(work)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--fraction", type=float, default=0.1, help="share of the real size")
@@ -145,16 +133,14 @@ def main() -> None:
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:
-        result = phase(args.phase, args.work)
-        result["peak_mb"] = peak_mb()
-        print(json.dumps(result))
+        print_phase(phase(args.phase, args.work))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_cex_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
         info = generate(work, args.fraction)
         names = ["baseline", "interview_survey", *TASKS[:4], "diary_survey", TASKS[4]]
-        results = {name: run_phase(name, work) for name in names}
+        results = {name: run_phase(__file__, name, "--work", str(work)) for name in names}
         report(results, info, work)
     finally:
         if args.work is None and not args.keep:

@@ -25,13 +25,12 @@ task builds from the real extract within 8 GB on 2 cores.
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _runner import print_phase, run_phase
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -46,10 +45,6 @@ SPAN = {"start": "2007-12", "end": "2026-06",
 TASKS = {"jobfind": "labor_cps_jobfind", "separation": "labor_cps_separation",
          "retire": "labor_cps_retire", "ui": "labor_cps_ui"}  # fmt: skip
 LINK_COLUMNS = ["YEAR", "MONTH", "CPSIDP", "MISH", "EMPSTAT", "release_date"]
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def phase(name: str, work: Path) -> dict:
@@ -101,18 +96,6 @@ def phase(name: str, work: Path) -> dict:
     raise SystemExit(f"unknown phase {name}")
 
 
-def run_phase(name: str, work: Path) -> dict:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--phase", name, "--work", str(work)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def prepare(work: Path, rows: int) -> float:
     """The synthetic extract and UI-policy intermediate in `work`; returns generation seconds."""
     from hhx.surveys.cps_ui_policy import read_ui_policy
@@ -139,9 +122,7 @@ def main() -> None:
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:
-        result = phase(args.phase, args.work)
-        result["peak_mb"] = peak_mb()
-        print(json.dumps(result))
+        print_phase(phase(args.phase, args.work))
         return
 
     keep = args.work is not None
@@ -152,7 +133,7 @@ def main() -> None:
         work = base / size
         gen[size] = prepare(work, rows)
         names = ["build", *TASKS] + (["link", "merge_link"] if size == "big" else [])
-        results[size] = {name: run_phase(name, work) for name in names}
+        results[size] = {name: run_phase(__file__, name, "--work", str(work)) for name in names}
         if not keep:
             import shutil
 

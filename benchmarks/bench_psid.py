@@ -23,14 +23,13 @@ Goal: every task within 8 GB on 2 cores at the real size. The work folder is rem
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _runner import peak_mb, print_phase, run_phase
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -42,10 +41,6 @@ REAL_ROWS = {"cons_psid_wealth": 74_578, "house_psid_owner": 70_170,
              "labor_psid_addedworker": 1_117}
 GOAL_MB = 8 * 1024
 TASKS = list(REAL_ROWS)
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def phase(name: str, work: Path, families: int) -> dict:
@@ -86,13 +81,8 @@ def phase(name: str, work: Path, families: int) -> dict:
     return {"seconds": time.perf_counter() - t0, "rows": n, "peak_mb": peak_mb()}
 
 
-def run_phase(name: str, work: Path, families: int) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--phase", name, "--work", str(work),
-                           "--families", str(families)], capture_output=True, text=True,
-                          check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _run(name: str, work: Path, families: int) -> dict:
+    return run_phase(__file__, name, "--work", str(work), "--families", str(families))
 
 
 def main() -> None:
@@ -103,15 +93,15 @@ def main() -> None:
     parser.add_argument("--families", type=int, default=0)
     args = parser.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.work, args.families)))
+        print_phase(phase(args.phase, args.work, args.families))
         return
     families = max(200, round(REAL_FAMILIES * args.fraction))
     work = Path(tempfile.mkdtemp(prefix="hhx-bench-psid-"))
     try:
-        run_phase("prepare", work, families)
-        results = {"psid": run_phase("psid_build", work, families)}
+        _run("prepare", work, families)
+        results = {"psid": _run("psid_build", work, families)}
         for task in TASKS:
-            results[task] = run_phase(task, work, families)
+            results[task] = _run(task, work, families)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     scales = {t: REAL_ROWS[t] / max(1, results[t]["rows"]) for t in TASKS}

@@ -17,14 +17,13 @@ The work folder is removed afterwards unless --work is given.
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _runner import print_phase, run_phase
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -36,10 +35,6 @@ TASKS = ("income_sce_growth", "house_sce_move", "labor_sce_risk", "labor_sce_sea
          "cons_sce_growth", "cons_sce_shock", "income_sce_policy", "labor_sce_offer",
          "labor_sce_reswage")  # fmt: skip
 REAL_CORE_ROWS = 200_000  # core respondent-months of the real 2013-2025 files (approximate)
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def _cfg(work: Path, per_month: int, task: str = "labor_sce_risk"):
@@ -82,15 +77,8 @@ def phase(name: str, work: Path, per_month: int) -> dict:
     return {"seconds": time.perf_counter() - t0, "rows": len(bench.prompts)}
 
 
-def run_phase(name: str, work: Path, per_month: int) -> dict:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--phase", name, "--work", str(work),
-         "--per-month", str(per_month)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _run(name: str, work: Path, per_month: int) -> dict:
+    return run_phase(__file__, name, "--work", str(work), "--per-month", str(per_month))
 
 
 def main() -> None:
@@ -101,16 +89,14 @@ def main() -> None:
     ap.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:
-        result = phase(args.phase, args.work, args.per_month)
-        result["peak_mb"] = peak_mb()
-        print(json.dumps(result))
+        print_phase(phase(args.phase, args.work, args.per_month))
         return
 
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_sce_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        prepared = run_phase("prepare", work, args.per_month)
-        results = {name: run_phase(name, work, args.per_month) for name in ("survey", *TASKS)}
+        prepared = _run("prepare", work, args.per_month)
+        results = {name: _run(name, work, args.per_month) for name in ("survey", *TASKS)}
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

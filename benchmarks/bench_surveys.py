@@ -21,13 +21,13 @@ issue: the full real CPS build (79 million person-months) fits in 16 GB on 2 cor
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _runner import print_phase
+from _runner import run_phase as _run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -38,10 +38,6 @@ CENSUS_PERSONS_PER_HOUSEHOLD = 3.0  # household sizes 1..5 uniform, two samples
 REAL_ROWS = {"cps": 79_000_000, "census": 13_000_000}
 REAL_CENSUS_VARIABLES = 262
 GOAL_MB = 16 * 1024
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def phase(name: str, path: Path, out: Path) -> dict:
@@ -95,13 +91,7 @@ def phase(name: str, path: Path, out: Path) -> dict:
 def run_phase(name: str, path: Path, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [sys.executable, __file__, "--phase", name, "--path", str(path), "--out", str(out)],
-        capture_output=True, text=True, check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _run_script(__file__, name, "--path", str(path), "--out", str(out))
 
 
 def write_cps(path: Path, rows: int) -> Path:
@@ -192,9 +182,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase:
-        result = phase(args.phase, args.path, args.out)
-        result["peak_mb"] = peak_mb()
-        print(json.dumps(result))
+        print_phase(phase(args.phase, args.path, args.out))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_surveys_"))
     print(f"working in {work}")

@@ -252,6 +252,7 @@ def test_parallel_rendering_equals_serial(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(pkg))
     monkeypatch.setenv("PYTHONPATH", f"{pkg}:{Path(__file__).resolve().parents[1]}")
     monkeypatch.setattr(build, "PARALLEL_MIN_ROWS", 10)
+    monkeypatch.setattr(build, "RENDER_CHUNK_ROWS", 7)  # more chunks than workers x 4
     task = numeric_task("hhx_test_file_builder")
     serial = build.build_task(context(task, tmp_path, 1), tmp_path / "serial", synthetic=True)
     parallel = build.build_task(context(task, tmp_path, 2), tmp_path / "parallel", synthetic=True)
@@ -259,6 +260,27 @@ def test_parallel_rendering_equals_serial(tmp_path, monkeypatch):
     a = (tmp_path / "serial" / "prompts" / f"{task.name}.jsonl").read_bytes()
     b = (tmp_path / "parallel" / "prompts" / f"{task.name}.jsonl").read_bytes()
     assert a == b and np.array_equal(serial.splits.to_numpy(), parallel.splits.to_numpy())
+
+
+def test_chunked_rendering_writes_the_same_files(fake_builder, tmp_path, monkeypatch):
+    """Rows are rendered a chunk at a time (memory); the files do not depend on the chunk size."""
+    task = numeric_task(fake_builder)
+    build.build_task(context(task, tmp_path), tmp_path / "whole", synthetic=True)
+    sizes: list[int] = []
+    original = build.render_records
+
+    def counting(full, public, task, module):
+        sizes.append(len(full))
+        return original(full, public, task, module)
+
+    monkeypatch.setattr(build, "render_records", counting)
+    monkeypatch.setattr(build, "RENDER_CHUNK_ROWS", 7)
+    build.build_task(context(task, tmp_path), tmp_path / "chunked", synthetic=True)
+    assert max(sizes) <= 7 and sum(sizes) == 180 and len(sizes) > 1
+    for key in ("table", "prompts", "sidecar", "manifest", "split_manifest"):
+        whole = lay.release_paths(tmp_path / "whole", task.name)[key]
+        assert whole.read_bytes() == lay.release_paths(tmp_path / "chunked", task.name)[
+            key].read_bytes(), key
 
 
 def test_prompts_show_the_numbers_the_official_renderer_reads_back(fake_builder, tmp_path,

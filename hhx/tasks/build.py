@@ -46,6 +46,7 @@ from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import as_task, distribution_vectors
 
 PARALLEL_MIN_ROWS = 20_000  # below this, process start-up costs more than it saves
+RENDER_CHUNK_ROWS = 10_000  # rows turned into dicts and rendered at a time (bounds memory)
 PROBABILITY_SUM_TOLERANCE = 1e-6  # the scorer's tolerance: gold answers must pass it
 
 
@@ -207,27 +208,39 @@ def _render_chunk(
     return render_records(full, public, task, _worker_module(module_name, module_file))
 
 
+def _chunk_bounds(n: int, pieces: int) -> list[tuple[int, int]]:
+    """Row ranges: `pieces` equal ones, none longer than RENDER_CHUNK_ROWS."""
+    pieces = max(pieces, -(-n // RENDER_CHUNK_ROWS), 1)
+    bounds = np.linspace(0, n, pieces + 1).astype(int).tolist()
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
 def render_all(
     full: pd.DataFrame, public: pd.DataFrame, task: TaskConfig, module: ModuleType, n_jobs: int
 ) -> pd.DataFrame:
-    """All prompt records, in row order; in joblib workers when the table is large."""
-    full_rows = full.to_dict("records")
-    public_rows = public.to_dict("records")
-    if n_jobs > 1 and len(full_rows) > PARALLEL_MIN_ROWS:
+    """All prompt records, in row order; in joblib workers when the table is large.
+
+    Rows become dicts a chunk at a time (a dict per row of a wide table costs kilobytes, so the
+    whole table's dicts would outweigh its prompts), in workers as they are dispatched.
+    """
+    parallel = n_jobs > 1 and len(full) > PARALLEL_MIN_ROWS
+    bounds = _chunk_bounds(len(full), n_jobs * 4 if parallel else 1)
+
+    def rows(a: int, b: int) -> tuple[list[dict], list[dict]]:
+        return full.iloc[a:b].to_dict("records"), public.iloc[a:b].to_dict("records")
+
+    if parallel:
         from joblib import Parallel, delayed
 
-        bounds = np.linspace(0, len(full_rows), n_jobs * 4 + 1).astype(int)
-        chunks = Parallel(n_jobs=n_jobs)(
-            delayed(_render_chunk)(
-                module.__name__, getattr(module, "__file__", None), task, full_rows[a:b],
-                public_rows[a:b],
-            )
-            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        name, file = module.__name__, getattr(module, "__file__", None)
+        chunks = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_render_chunk)(name, file, task, *rows(a, b)) for a, b in bounds
         )
-        records = [r for chunk in chunks for r in chunk]
     else:
-        records = render_records(full_rows, public_rows, task, module)
-    return pd.DataFrame(records, columns=list(PROMPT_KEYS))
+        chunks = (render_records(*rows(a, b), task, module) for a, b in bounds)
+    records = [r for chunk in chunks for r in chunk]
+    # Object columns keep the rendered Python strings (no copy of the text into Arrow strings).
+    return pd.DataFrame(records, columns=list(PROMPT_KEYS), dtype=object)
 
 
 def _steps_frame(steps: Any, task: TaskConfig) -> pd.DataFrame | None:
@@ -284,6 +297,7 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
         canon = np.argsort(table["_output_order"].to_numpy(), kind="stable")
     rows = canon[sidecar["exported"].to_numpy()[canon]]
     full = table.iloc[rows].reset_index(drop=True)
+    del table  # the eligible rows outnumber the exported ones (the cap): free them before rendering
     public = coerce_table(
         full[public_cols], task, f"task {task.name} builder table", float_columns=float_columns
     )
@@ -298,6 +312,7 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))
     write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic,
                        compact_prompts=getattr(module, "JSON_SEPARATORS", None) is not None)
+    del full, public, reread, prompts, sidecar  # freed before the release is read back
     if steps is not None:
         write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
     select_eval_sample(root, eval_sample_root(root), [task.name], update=True)

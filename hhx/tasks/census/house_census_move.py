@@ -172,6 +172,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     if not parts:
         raise DataError(f"task {TASK}: no person of the 1990 or 2000 samples is in the universe")
     pool = pd.concat(parts, ignore_index=True)
+    del parts  # the batches' rows, now copied into the pool
     steps = [{"step": "person records", "rows": source_rows, "dropped": 0}]
     left = source_rows
     for name in UNIVERSE:
