@@ -782,8 +782,18 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
                                          np.nan)
         raw[f"{prefix}_ann"] = np.where(who & (pay_form == "ann"),
                                         np.round(hourly * hours * 52, -2), np.nan)
-    raw["rw1a_desired_hours"] = np.clip(np.round(hours + rng.normal(0, 5, n)), 5, 80)
-    raw["rw2h_reserv_wage"] = np.round(hourly * rng.uniform(0.8, 1.3, n), 2)
+    # reservation wage and desired hours move with the situation the task shows (work status,
+    # months without work, income, children, age), so the last job's pay and hours alone are
+    # a biased guide and a model can learn the rest
+    out_months = np.where(employed, 0.0, np.clip(months, 0, 120))
+    income = rows["income"].to_numpy().astype(float)
+    ratio = np.exp(0.04 + 0.12 * employed - 0.002 * out_months + 0.025 * (income - 6)
+                   + rng.normal(0, 0.04, n))
+    children = raw["numchildren_under18"]
+    desired = (hours - 3.0 * children + 5.0 * ~employed - 0.3 * np.clip(age - 55, 0, None)
+               + rng.normal(0, 2.5, n))
+    raw["rw1a_desired_hours"] = np.clip(np.round(desired), 5, 80)
+    raw["rw2h_reserv_wage"] = np.round(hourly * ratio, 2)
     specials = {  # column -> (plausible values, special codes, share asked)
         "ec1a_cps_job_employer_type_rc": ((1, 6), (999999,), employed),
         "ec4b_cps_job_temp_duration": ((1, 24), (999992,), employed),
