@@ -191,7 +191,8 @@ def test_columns_are_the_raw_ones_then_the_reference_derived_ones_in_order(built
     import hashlib
 
     path = next(iter(report.inputs))
-    assert (frame["source_file_sha256"] == hashlib.sha256(open(path, "rb").read()).hexdigest()).all()
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    assert (frame["source_file_sha256"] == digest).all()
     assert (frame["calculator_term_months"] == 360).all()
     assert (frame["calculator_formula_version"] == "fz_questionnaire_released_code_v1").all()
     v1 = frame["hypoversion"] == 1
@@ -200,7 +201,8 @@ def test_columns_are_the_raw_ones_then_the_reference_derived_ones_in_order(built
     assert frame.loc[frame["hypoversion"].isna(), "rate_assignment"].isna().all()
     assert (frame.loc[v1, "monthly_principal_interest_per_100k_initial_rate"] == 507).all()
     assert (frame.loc[v1, "monthly_principal_interest_per_100k_alternative_rate"] == 632).all()
-    assert (frame["owner"] == (raw["q4"] == 1)).all() and (frame["renter"] == (raw["q4"] == 0)).all()
+    assert (frame["owner"] == (raw["q4"] == 1)).all()
+    assert (frame["renter"] == (raw["q4"] == 0)).all()
     assert frame["owner"].dtype == bool and frame["numeracy_score"].dtype == "Int64"
     assert (frame["scenario_order"] == "initial_fixed_20pct; flexible_original_rate; "
             "flexible_alternative_rate; inheritance").all()

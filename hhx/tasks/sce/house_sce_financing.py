@@ -77,7 +77,8 @@ SOURCE_COLUMNS = [
     "non_house_debt", "non_housing_debt_band", "credit_score_band", "numeracy_score",
     "willingness_to_take_risks", "probability_move_three_years", "property_good_investment",
 ]  # fmt: skip
-PERSONA = "You are an American adult making decisions about housing, borrowing, and household finances."
+PERSONA = ("You are an American adult making decisions about housing, borrowing, and household "
+           "finances.")
 INTRO = "Here is some background information about yourself and your household."
 QUESTION = ("For each situation, state the maximum home price you would be willing to pay and "
             "the dollar down payment you would choose.")
@@ -263,13 +264,13 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     tenure = _tenure(row)
     age = _int(row["age"])
     married = "are married" if _text(row["married"]).lower() == "true" else "are not married"
+    children = _children(_int(row["residence_children_under18"]),
+                         _int(row["residence_children_over18"]))
     personal = (
         f"You are {article(age)} {age}-year-old {_text(row['sex'])}, {married}, and your highest "
         f"completed education is {_text(row['education'])}. You live in the "
-        f"{_text(row['region'])} and have "
-        f"{_children(_int(row['residence_children_under18']), _int(row['residence_children_over18']))}"
-        f" living with you. You answered {_int(row['numeracy_score'])} of 5 numeracy questions "
-        "correctly.")
+        f"{_text(row['region'])} and have {children} living with you. You answered "
+        f"{_int(row['numeracy_score'])} of 5 numeracy questions correctly.")
     if tenure == "owner":
         housing = (f"You own your current home, which is worth about "
                    f"{format_dollars(float(row['current_home_value']))}, and you have about "
