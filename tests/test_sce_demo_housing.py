@@ -34,3 +34,12 @@ def test_lockin_entrants_join_in_the_lockin_februaries_only():
     entry = extra[extra["tenure"] == 1]["month_index"]
     assert sorted(entry.unique()) == [2023 * 12 + 1, 2024 * 12 + 1]
     assert len(entry) == 10
+
+
+def test_xgboost_names_distribution_outputs_by_their_seeded_group():
+    from hhx.predictors.xgboost import outputs_for
+    from hhx.tasks.registry import load_task
+
+    for name in ("house_sce_lockin", "house_sce_move", "labor_sce_risk"):
+        task = load_task(name)
+        assert sorted(o.name for o in outputs_for(task)) == sorted(task.xgb_seeds), name
