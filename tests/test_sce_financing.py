@@ -73,7 +73,8 @@ def test_default_build_has_the_1211_respondents_and_the_target_mapping(built):
 def test_calculator_reproduces_the_stored_payments_exactly(built):
     frame, audit, raw, _ = built
     assert audit["scenario"].tolist() == ["q1", "q2", "q3", "q4"]
-    assert (audit["valid_rows"] >= 1100).all()  # nearly all assigned rows are valid inputs
+    assert (audit["valid_source_rows"] >= 1100).all()  # nearly all assigned rows are valid
+    assert audit["status"].eq("pass").all() and (audit["maximum_absolute_error_usd"] == 0).all()
     for k in range(1, 5):
         valid = frame[f"calculator_valid_inputs_q{k}"]
         np.testing.assert_array_equal(
@@ -119,8 +120,8 @@ def test_bands_follow_the_spec_boundaries(built):
     renters = frame["q4"] == 0
     assert (frame.loc[renters, "current_home_value"] == 0).all()
     assert (frame.loc[renters, "tenure"] == "renter").all()
-    # Stata value labels of the file become <var>_label columns
-    assert (frame.loc[frame["region"] == 3, "region_label"] == "South").all()
+    assert not any(c.endswith("_label") for c in frame.columns)  # the reference adds none
+    assert set(frame["region"]) == {"Northeast", "Midwest", "South", "West"}  # kept as read
 
 
 def test_respondent_count_check_is_configurable(tmp_path):
@@ -158,3 +159,62 @@ def test_missing_file_column_and_bad_code_are_errors(tmp_path):
     raw.loc[3, "userid"] = raw.loc[2, "userid"]
     with pytest.raises(DataError, match=r"userid \d+ repeats"):
         fz.clean_financing(write_fz_dta(raw, tmp_path / "c.dta"), expected_respondents=None)
+
+
+# The reference builder's derived columns, in its order (scripts/1_preprocessing/sce_financing.py).
+DERIVED = [
+    "source_sequence_complete", "calculator_formula_version", "calculator_term_months",
+    "calculator_deductible_interest_share", "calculator_tax_rate",
+    "calculator_nonmortgage_annual_rate", "calculator_nonmortgage_value_basis", "target_unit",
+    "source_file_sha256", "initial_rate", "alternative_rate", "rate_assignment", "initial_wtp",
+    "initial_down_payment", "initial_effective_monthly_payment",
+    "monthly_principal_interest_per_100k_initial_rate",
+    "monthly_principal_interest_per_100k_alternative_rate", "calculator_rounding_convention",
+    "calculator_nonmortgage_component_scope", "calculator_nonmortgage_component_disaggregation",
+    "wtp_flexible_original_rate", "down_payment_flexible_original_rate",
+    "wtp_flexible_alternative_rate", "down_payment_flexible_alternative_rate",
+    "wtp_after_cash_inheritance", "down_payment_after_cash_inheritance", "owner", "renter",
+    "comparable_home_value", "current_home_value", "housing_debt", "liquid_savings_usd",
+    "income_band", "credit_score_band", "liquid_savings_band", "non_housing_debt_band", "tenure",
+    "sex", "education", "married", "numeracy_score", "willingness_to_take_risks",
+    "probability_move_three_years", "property_good_investment", "cash_inheritance",
+    "scenario_order", "weight",
+    *[f"calculator_{kind}_q{k}" for k in range(1, 5)
+      for kind in ("reproduced", "difference", "valid_inputs")],
+]  # fmt: skip
+
+
+def test_columns_are_the_raw_ones_then_the_reference_derived_ones_in_order(built):
+    frame, _, raw, report = built
+    assert list(frame.columns) == [*raw.columns, *DERIVED]
+    assert {f"qtime_hypo_q{k}" for k in range(1, 5)} <= set(raw.columns)
+    import hashlib
+
+    path = next(iter(report.inputs))
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    assert (frame["source_file_sha256"] == digest).all()
+    assert (frame["calculator_term_months"] == 360).all()
+    assert (frame["calculator_formula_version"] == "fz_questionnaire_released_code_v1").all()
+    v1 = frame["hypoversion"] == 1
+    assert (frame.loc[v1, "rate_assignment"] == "4.5_percent_first").all()
+    assert (frame.loc[frame["hypoversion"] == 2, "rate_assignment"] == "6.5_percent_first").all()
+    assert frame.loc[frame["hypoversion"].isna(), "rate_assignment"].isna().all()
+    assert (frame.loc[v1, "monthly_principal_interest_per_100k_initial_rate"] == 507).all()
+    assert (frame.loc[v1, "monthly_principal_interest_per_100k_alternative_rate"] == 632).all()
+    assert (frame["owner"] == (raw["q4"] == 1)).all()
+    assert (frame["renter"] == (raw["q4"] == 0)).all()
+    assert frame["owner"].dtype == bool and frame["numeracy_score"].dtype == "Int64"
+    assert (frame["scenario_order"] == "initial_fixed_20pct; flexible_original_rate; "
+            "flexible_alternative_rate; inheritance").all()
+    valid = frame["calculator_valid_inputs_q2"]
+    assert (frame.loc[valid, "calculator_difference_q2"] == 0).all()
+    complete = raw[["hypo_q1", "hypo_q2", "hypo_q3", "hypo_q4", "hypo_d2", "hypo_d3",
+                    "hypo_d4"]].notna().all(axis=1)
+    assert (frame["source_sequence_complete"] == complete).all()
+
+
+def test_the_reference_requires_the_question_timings(tmp_path):
+    raw = synthetic_fz_frame(seed=5, n=20)
+    path = write_fz_dta(raw.drop(columns=["qtime_hypo_q3"]), tmp_path / "t.dta")
+    with pytest.raises(DataError, match=r"t\.dta: column qtime_hypo_q3 not found"):
+        fz.clean_financing(path, expected_respondents=None)

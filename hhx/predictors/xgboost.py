@@ -220,7 +220,8 @@ def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np
 
 def outputs_for(task: TaskConfig) -> list[Output]:
     if task.target_type is TargetType.distribution:
-        return [Output(d.name, "distribution") for d in task.distributions]
+        # named by the registry group, as the seeds are (hhx.tasks.registry.output_names)
+        return [Output(d.group or d.name, "distribution") for d in task.distributions]
     if task.target_type is TargetType.categorical:
         return [
             Output(col, "categorical", classes=list(f.domain or f.labels or []))

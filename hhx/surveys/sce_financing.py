@@ -2,15 +2,40 @@
 
 Facts: shared/spec/00_common.md 1.3 (SCE financing row) and 1.9; task house_sce_financing
 (10_tasks 18) reads the output. Input `survey.raw.sce_financing`: `FZdata_raw.dta` from the
-replication package (Stata, one row per respondent, `userid`; codes, Stata missing = NaN).
+replication package (Stata, one row per respondent, `userid`; codes as numbers, Stata missing =
+NaN, as `pandas.read_stata(convert_categoricals=False)` gives them).
 
-Output: every raw column, plus the task mapping (targets from hypo_q2..q4 / hypo_d2..d4, initial
-and alternative rate, initial WTP and 20% down payment, comparable-home value, owner values),
-labelled bands (income, credit score, liquid savings, non-housing debt), `<var>_label` columns
-from the file's own Stata value labels, and per scenario q1..q4 the calculator payment
-(`calculator_reproduced_q<k>`) with its validity flag. On rows with valid calculator inputs the
-reproduced payment must equal the stored `hypo_mpayment_q<k>` exactly, else the build fails; the
-per-scenario audit is written to `house_sce_financing_calculator_audit.parquet`.
+Output columns, in the reference's order (`scripts/1_preprocessing/sce_financing.py` of
+Jn-Huang/householdbench_eval @148abfb; the list below is the fact, the code is hhx's):
+1. every raw column in file order; the numeric ones of `NUMERIC_COLUMNS` coerced to numbers
+   (text that is not a number -> NaN, as `pd.to_numeric(errors="coerce")`);
+2. `source_sequence_complete` (hypo_q1..q4, hypo_d2..d4 all answered) and the calculator
+   contract as constant columns (`CONTRACT`: formula version, term, deductible share, tax rate,
+   non-mortgage rate and basis), `target_unit` "nominal_usd", `source_file_sha256` (sha256 of
+   the raw file);
+3. the task mapping: initial_rate / alternative_rate (hypoversion 1 -> 4.5 / 6.5, 2 -> 6.5 /
+   4.5, else NaN), rate_assignment ("4.5_percent_first" / "6.5_percent_first" / NA),
+   initial_wtp (= hypo_q1), initial_down_payment (round half up of 0.20 x initial_wtp),
+   initial_effective_monthly_payment (= hypo_mpayment_q1),
+   monthly_principal_interest_per_100k_{initial,alternative}_rate (whole dollars, half up:
+   507 at 4.5%, 632 at 6.5%), three calculator description columns (`DESCRIPTION`), the six
+   targets (hypo_q2, hypo_d2, hypo_q3, hypo_d3, hypo_q4, hypo_d4), owner (q4 == 1), renter
+   (q4 == 0), comparable_home_value (= homevalue), current_home_value / housing_debt (owners'
+   house_value / house_debt, else 0), liquid_savings_usd (0 when q16_6 == 1, else
+   liquid_savings x 1000), income_band, credit_score_band, liquid_savings_band,
+   non_housing_debt_band (band text; missing or negative -> NA), tenure, sex, education,
+   married (True / False, NaN when q38 is missing), numeracy_score and
+   willingness_to_take_risks (nullable integers), probability_move_three_years,
+   property_good_investment, cash_inheritance (100000.0), scenario_order, weight;
+4. per scenario q1..q4 `calculator_reproduced_q<k>`, `calculator_difference_q<k>` (reproduced -
+   stored) and `calculator_valid_inputs_q<k>`. On valid inputs the reproduced payment must equal
+   the stored `hypo_mpayment_q<k>` exactly, else the build fails naming the userid; the audit
+   per scenario goes to `house_sce_financing_calculator_audit.parquet` (the reference's
+   `00_calculator_numerical_audit.csv` columns).
+
+The reference requires the columns of `REQUIRED_COLUMNS` (qtime_hypo_q1..q4 included) and
+exactly 1,211 unique userids; so does hhx. hhx also refuses codes outside the codebook in the
+coded columns of `CODES` (the reference maps them to NA), a deliberate check named here.
 """
 
 from __future__ import annotations
@@ -23,7 +48,7 @@ import pandas as pd
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys.base import BuildReport, raw_path, require_file, write_outputs
+from hhx.surveys.base import BuildReport, input_sha256, raw_path, require_file, write_outputs
 
 SOURCE_URL = (
     "the Fuster-Zafar (2021, AEJ: Economic Policy) replication package on openICPSR "
@@ -31,6 +56,7 @@ SOURCE_URL = (
 )
 OUTPUT_NAME = "house_sce_financing"
 AUDIT_NAME = "house_sce_financing_calculator_audit"
+TASK_ID = "house_sce_financing"
 EXPECTED_RESPONDENTS = 1211
 CASH_INHERITANCE = 100_000.0
 RATE_BY_VERSION = {1: 4.5, 2: 6.5}
@@ -41,6 +67,25 @@ TERM_MONTHS = 360
 DEDUCTIBLE_SHARE = 0.95
 TAX_RATE = 0.34
 UPKEEP_RATE = 0.0335
+FORMULA_VERSION = "fz_questionnaire_released_code_v1"
+CONTRACT = {
+    "calculator_formula_version": FORMULA_VERSION,
+    "calculator_term_months": TERM_MONTHS,
+    "calculator_deductible_interest_share": DEDUCTIBLE_SHARE,
+    "calculator_tax_rate": TAX_RATE,
+    "calculator_nonmortgage_annual_rate": UPKEEP_RATE,
+    "calculator_nonmortgage_value_basis": "comparable_home_value",
+}
+DESCRIPTION = {
+    "calculator_rounding_convention": "nearest_whole_dollar_after_combining_all_components",
+    "calculator_nonmortgage_component_scope":
+        "maintenance_property_taxes_homeowners_insurance_combined",
+    "calculator_nonmortgage_component_disaggregation": "not_provided_by_frozen_source",
+}
+SCENARIO_ORDER = (
+    "initial_fixed_20pct; flexible_original_rate; flexible_alternative_rate; inheritance"
+)
+RATE_ASSIGNMENT = {4.5: "4.5_percent_first", 6.5: "6.5_percent_first"}
 
 TARGETS = {
     "wtp_flexible_original_rate": "hypo_q2",
@@ -50,15 +95,24 @@ TARGETS = {
     "wtp_after_cash_inheritance": "hypo_q4",
     "down_payment_after_cash_inheritance": "hypo_d4",
 }
+SEQUENCE_COLUMNS = ["hypo_q1", "hypo_q2", "hypo_q3", "hypo_q4", "hypo_d2", "hypo_d3", "hypo_d4"]
 REQUIRED_COLUMNS = [
     "userid", "hypoversion",
     "hypo_q1", "hypo_q2", "hypo_q3", "hypo_q4", "hypo_d1", "hypo_d2", "hypo_d3", "hypo_d4",
+    "qtime_hypo_q1", "qtime_hypo_q2", "qtime_hypo_q3", "qtime_hypo_q4",
     "hypo_mpayment_q1", "hypo_mpayment_q2", "hypo_mpayment_q3", "hypo_mpayment_q4",
     "homevalue", "age", "male", "college", "q38", "region",
     "residence_children_under18", "residence_children_over18",
     "hh_income", "q4", "house_value", "house_debt", "liquid_savings", "q16_6",
     "non_house_debt", "q14", "total_numeracy", "q13", "prob_move_3yr", "zip_good_inv",
     "sce_acs_weights",
+]  # fmt: skip
+# Raw columns read as numbers (others, e.g. region, are kept as the file holds them).
+NUMERIC_COLUMNS = [
+    *SEQUENCE_COLUMNS, "hypo_d1", "hypo_mpayment_q1", "homevalue", "age", "q38", "q4",
+    "house_value", "house_debt", "liquid_savings", "q16_6", "non_house_debt", "q14",
+    "hh_income", "college", "male", "residence_children_under18", "residence_children_over18",
+    "total_numeracy", "q13", "prob_move_3yr", "zip_good_inv", "sce_acs_weights",
 ]  # fmt: skip
 
 INCOME_BANDS = {
@@ -113,8 +167,9 @@ def calculator_payment(price, down, comparable_value, rate_percent) -> np.ndarra
 
 
 def _band(values: pd.Series, bands: list[tuple[float, str]], zero: str) -> pd.Series:
-    """Dollar amount -> band label; 0 is its own band; negative or missing -> NA."""
-    out = pd.Series(pd.NA, index=values.index, dtype="string")
+    """Dollar amount -> band label; 0 is its own band; negative or missing -> NA (object
+    column of text and NA, as the reference's per-value mapping leaves it)."""
+    out = pd.Series(pd.NA, index=values.index, dtype="object")
     out[values == 0] = zero
     lower = 0.0
     for upper, label in bands:
@@ -139,28 +194,23 @@ def principal_interest(loan, rate_percent) -> np.ndarray:
     return np.asarray(loan, dtype="float64") * r * growth / (growth - 1.0)
 
 
-def read_fz_dta(path: str | Path) -> tuple[pd.DataFrame, dict[str, dict[float, str]]]:
-    """Codes as numbers (Stata missing -> NaN) and the value labels attached to each column."""
+def read_fz_dta(path: str | Path) -> pd.DataFrame:
+    """Codes as numbers (Stata missing -> NaN), every column the reference requires present."""
     p = require_file(Path(path), "Fuster-Zafar experiment file FZdata_raw.dta", SOURCE_URL)
     try:
         with pd.io.stata.StataReader(p) as reader:
             frame = reader.read(convert_categoricals=False, convert_missing=False)
-            label_sets = reader.value_labels()
-            # column -> value-label set name ("" = none); pandas has no public accessor
-            lbl_of = getattr(reader, "_lbllist", None) or [""] * len(frame.columns)
-            names = list(frame.columns)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, EOFError) as exc:
         raise DataError(f"{p}: unreadable Stata file ({str(exc).splitlines()[0]})") from None
-    labels = {
-        col: label_sets[name] for col, name in zip(names, lbl_of, strict=True) if name in label_sets
-    }
     for column in REQUIRED_COLUMNS:
         if column not in frame.columns:
             raise DataError(
                 f"{p}: column {column} not found; expected the raw replication file from "
                 f"{SOURCE_URL}"
             )
-    return frame, labels
+    for column in NUMERIC_COLUMNS:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
 
 
 def check_respondents(frame: pd.DataFrame, path: Path, expected: int | None) -> None:
@@ -187,94 +237,123 @@ def check_codes(frame: pd.DataFrame, path: Path) -> None:
             )
 
 
-def add_mapping(frame: pd.DataFrame) -> None:
-    """Task columns of spec 1.9 / task 18, from the raw codes."""
+def _text(values: np.ndarray, index: pd.Index) -> pd.Series:
+    return pd.Series(values, index=index, dtype="string")
+
+
+def _labels(frame: pd.DataFrame, column: str, one: str, zero: str) -> pd.Series:
+    value = frame[column]
+    return _text(np.where(value == 1, one, np.where(value == 0, zero, pd.NA)), frame.index)
+
+
+def _code_map(values: pd.Series, mapping: dict[int, str]) -> pd.Series:
+    """Whole-number code -> text, anything else NA (object column)."""
+    codes = values.round().astype("Int64")
+    return pd.Series([mapping.get(int(v), pd.NA) if v is not pd.NA else pd.NA for v in codes],
+                     index=values.index, dtype="object")
+
+
+def add_mapping(frame: pd.DataFrame, sha256: str) -> pd.DataFrame:
+    """Columns 2-3 of the module docstring, appended in the reference's order."""
+    new: dict[str, object] = {
+        "source_sequence_complete": frame[SEQUENCE_COLUMNS].notna().all(axis=1),
+        **CONTRACT,
+        "target_unit": "nominal_usd",
+        "source_file_sha256": sha256,
+    }
     version = frame["hypoversion"]
-    frame["initial_rate"] = version.map(RATE_BY_VERSION).astype("float64")
-    frame["alternative_rate"] = version.map({1: 6.5, 2: 4.5}).astype("float64")
-    frame["initial_wtp"] = frame["hypo_q1"].astype("float64")
-    frame["initial_down_payment"] = round_half_up(0.20 * frame["initial_wtp"])
-    frame["initial_effective_monthly_payment"] = frame["hypo_mpayment_q1"].astype("float64")
+    initial = pd.Series(np.where(version == 1, 4.5, np.where(version == 2, 6.5, np.nan)),
+                        index=frame.index)
+    alternative = pd.Series(np.where(initial == 4.5, 6.5, np.where(initial == 6.5, 4.5, np.nan)),
+                            index=frame.index)
+    new["initial_rate"] = initial
+    new["alternative_rate"] = alternative
+    new["rate_assignment"] = _text(
+        np.where(initial == 4.5, RATE_ASSIGNMENT[4.5],
+                 np.where(initial == 6.5, RATE_ASSIGNMENT[6.5], pd.NA)), frame.index)
+    new["initial_wtp"] = frame["hypo_q1"]
+    new["initial_down_payment"] = pd.Series(round_half_up(0.20 * frame["hypo_q1"]),
+                                            index=frame.index)
+    new["initial_effective_monthly_payment"] = frame["hypo_mpayment_q1"]
+    for name, rate in (("initial", initial), ("alternative", alternative)):
+        new[f"monthly_principal_interest_per_100k_{name}_rate"] = pd.Series(
+            round_half_up(principal_interest(100_000, rate)), index=frame.index)
+    new.update(DESCRIPTION)
     for target, raw in TARGETS.items():
-        frame[target] = frame[raw].astype("float64")
-    frame["cash_inheritance"] = CASH_INHERITANCE
-    frame["comparable_home_value"] = frame["homevalue"].astype("float64")
-    owner = frame["q4"] == 1
-    frame["tenure"] = pd.Series(
-        np.where(owner, "owner", np.where(frame["q4"] == 0, "renter", None)), dtype="string"
-    ).array
-    frame["current_home_value"] = np.where(owner, frame["house_value"], 0.0)
-    frame["housing_debt"] = np.where(owner, frame["house_debt"], 0.0)
-    frame["sex"] = frame["male"].map({1: "man", 0: "woman"}).astype("string")
-    frame["education"] = (
-        frame["college"]
-        .map({1: "college degree or higher", 0: "less than a college degree"})
-        .astype("string")
-    )
-    frame["married"] = (frame["q38"] == 1).astype("boolean").where(frame["q38"].notna())
-    frame["income_band"] = frame["hh_income"].map(INCOME_BANDS).astype("string")
-    frame["credit_score_band"] = frame["q14"].map(CREDIT_SCORE_BANDS).astype("string")
-    liquid = np.where(frame["q16_6"] == 1, 0.0, frame["liquid_savings"] * 1000.0)
-    frame["liquid_savings_usd"] = liquid
-    frame["liquid_savings_band"] = liquid_savings_band(frame["liquid_savings_usd"])
-    frame["non_housing_debt_band"] = non_housing_debt_band(frame["non_house_debt"])
-    frame["numeracy_score"] = frame["total_numeracy"].astype("float64")
-    frame["willingness_to_take_risks"] = frame["q13"].astype("float64")
-    frame["probability_move_three_years"] = frame["prob_move_3yr"].astype("float64")
-    frame["property_good_investment"] = (
-        frame["zip_good_inv"].map({1: "yes", 0: "no"}).astype("string")
-    )
-    frame["weight"] = frame["sce_acs_weights"].astype("float64")
+        new[target] = frame[raw]
+    owner, renter = frame["q4"] == 1, frame["q4"] == 0
+    new["owner"], new["renter"] = owner, renter
+    new["comparable_home_value"] = frame["homevalue"]
+    new["current_home_value"] = pd.Series(np.where(owner, frame["house_value"], 0.0),
+                                          index=frame.index)
+    new["housing_debt"] = pd.Series(np.where(owner, frame["house_debt"], 0.0), index=frame.index)
+    liquid = pd.Series(np.where(frame["q16_6"] == 1, 0.0, frame["liquid_savings"] * 1000.0),
+                       index=frame.index)
+    new["liquid_savings_usd"] = liquid
+    new["income_band"] = _code_map(frame["hh_income"], INCOME_BANDS)
+    new["credit_score_band"] = _code_map(frame["q14"], CREDIT_SCORE_BANDS)
+    new["liquid_savings_band"] = liquid_savings_band(liquid)
+    new["non_housing_debt_band"] = non_housing_debt_band(frame["non_house_debt"])
+    new["tenure"] = _text(np.where(owner, "owner", np.where(renter, "renter", pd.NA)),
+                          frame.index)
+    new["sex"] = _labels(frame, "male", "man", "woman")
+    new["education"] = _labels(frame, "college", "college degree or higher",
+                               "less than a college degree")
+    new["married"] = (frame["q38"] == 1).where(frame["q38"].notna())
+    new["numeracy_score"] = frame["total_numeracy"].astype("Int64")
+    new["willingness_to_take_risks"] = frame["q13"].astype("Int64")
+    new["probability_move_three_years"] = frame["prob_move_3yr"]
+    new["property_good_investment"] = _labels(frame, "zip_good_inv", "yes", "no")
+    new["cash_inheritance"] = CASH_INHERITANCE
+    new["scenario_order"] = SCENARIO_ORDER
+    new["weight"] = frame["sce_acs_weights"]
+    added = pd.DataFrame(
+        {k: (v if isinstance(v, pd.Series) else pd.Series([v] * len(frame), index=frame.index))
+         for k, v in new.items()})
+    taken = [c for c in added.columns if c in frame.columns]
+    return pd.concat([frame.drop(columns=taken), added], axis=1)
 
 
-def check_calculator(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+def check_calculator(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Reproduce hypo_mpayment_q1..q4; any difference on valid inputs is an error."""
-    audit = []
-    scenarios = [
-        (1, "initial_rate"),
-        (2, "initial_rate"),
-        (3, "alternative_rate"),
-        (4, "alternative_rate"),
-    ]
-    for k, rate_column in scenarios:
+    audit, added = [], {}
+    for k, rate_column in ((1, "initial_rate"), (2, "initial_rate"), (3, "alternative_rate"),
+                           (4, "alternative_rate")):
         price = frame[f"hypo_q{k}"].astype("float64")
-        down = frame[f"hypo_d{k}"].astype("float64")
-        stored = frame[f"hypo_mpayment_q{k}"].astype("float64")
+        down = pd.to_numeric(frame[f"hypo_d{k}"], errors="coerce").astype("float64")
+        stored = pd.to_numeric(frame[f"hypo_mpayment_q{k}"], errors="coerce").astype("float64")
         rate = frame[rate_column]
         if k == 1:  # fixed 20% down payment
             down_ok = (down - 0.20 * price).abs() <= 0.01
-        else:  # free down payment of at least 5%
+        else:  # free down payment of at least 5% (JavaScript Math.round of 5%)
             down_ok = down >= round_half_up(0.05 * price)
-        valid = (
-            (price > 0)
-            & down_ok
-            & (down <= price)
-            & (frame["homevalue"] > 0)
-            & rate.notna()
-            & stored.notna()
-        )
-        reproduced = calculator_payment(price, down, frame["homevalue"], rate)
-        frame[f"calculator_reproduced_q{k}"] = reproduced
-        frame[f"calculator_valid_inputs_q{k}"] = valid.to_numpy()
-        wrong = valid & (reproduced != stored)
+        valid = ((price > 0) & down_ok & (down <= price) & (frame["homevalue"] > 0)
+                 & rate.notna() & stored.notna())
+        reproduced = pd.Series(calculator_payment(price, down, frame["homevalue"], rate),
+                               index=frame.index)
+        difference = reproduced - stored
+        added[f"calculator_reproduced_q{k}"] = reproduced
+        added[f"calculator_difference_q{k}"] = difference
+        added[f"calculator_valid_inputs_q{k}"] = valid
+        wrong = valid & (difference != 0)
         if wrong.any():
             row = frame[wrong].iloc[0]
-            stored_k, got = row[f"hypo_mpayment_q{k}"], row[f"calculator_reproduced_q{k}"]
             raise DataError(
-                f"{path}: hypo_mpayment_q{k} of userid {row['userid']} is {stored_k:g} but the "
-                f"calculator gives {got:g}; use the unmodified FZdata_raw.dta from {SOURCE_URL}"
+                f"{path}: hypo_mpayment_q{k} of userid {row['userid']} is "
+                f"{row[f'hypo_mpayment_q{k}']:g} but the calculator gives "
+                f"{reproduced[wrong].iloc[0]:g}; use the unmodified FZdata_raw.dta from "
+                f"{SOURCE_URL}"
             )
-        audit.append(
-            {"scenario": f"q{k}", "valid_rows": int(valid.sum()), "exact_matches": int(valid.sum())}
-        )
-    return pd.DataFrame(audit)
-
-
-def add_value_labels(frame: pd.DataFrame, labels: dict[str, dict[float, str]]) -> None:
-    """`<col>_label` for columns that carry Stata value labels (e.g. region)."""
-    for column, mapping in labels.items():
-        if column in frame.columns and f"{column}_label" not in frame.columns:
-            frame[f"{column}_label"] = frame[column].map(mapping).astype("string")
+        n_valid = int(valid.sum())
+        audit.append({
+            "task_id": TASK_ID, "scenario": f"q{k}", "valid_source_rows": n_valid,
+            "exact_matches": n_valid,
+            "maximum_absolute_error_usd": float(difference[valid].abs().max()),
+            "required_maximum_absolute_error_usd": 0.0, "formula_version": FORMULA_VERSION,
+            "status": "pass",
+        })
+    out = pd.concat([frame, pd.DataFrame(added, index=frame.index)], axis=1)
+    return out, pd.DataFrame(audit)
 
 
 def clean_financing(
@@ -282,13 +361,11 @@ def clean_financing(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """FZdata_raw.dta -> (the `house_sce_financing` frame, the calculator audit)."""
     p = Path(path)
-    frame, labels = read_fz_dta(p)
+    frame = read_fz_dta(p)
     check_respondents(frame, p, expected_respondents)
     check_codes(frame, p)
-    add_mapping(frame)
-    audit = check_calculator(frame, p)
-    add_value_labels(frame, labels)
-    return frame, audit
+    frame = add_mapping(frame, input_sha256(p))
+    return check_calculator(frame, p)
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:

@@ -22,7 +22,12 @@ Design
 - Modules on their calendars, answered by 80% of that month's core respondents: household
   spending Apr/Aug/Dec from 2014-12, labor market Mar/Jul/Nov from 2014-03, public policy
   Feb/Jun/Oct from 2015-10, housing every February 2014-2024 (names change with the
-  questionnaire: q* to 2018, hq*/HQ* later, q6a_lock from 2023), job search every October.
+  questionnaire: HQ*/HQH* from 2014, hq6a_1/hq38 in 2019-2021, lower-case q*/qh* with q6a_lock
+  in 2023-2024, see `_housing_names`), job search every October. `lockin_entrants` extra
+  respondents enter in February 2023 and 2024 (the demo sets it so that house_sce_lockin, a
+  row-split task, has 100+ rows per split); in those waves 95% answer the housing module and
+  owners hold mortgages more often; q6a_lock rises above the ordinary 3-year move chance by
+  more the further the respondent's mortgage rate lies below the market's.
 - Answers the builder must flag: probabilities <= -900 (undocumented specials), outside 0-100,
   a "." text cell; density rows of every status class (including sums within the 1-point
   tolerance and ten bins of 10); reservation wages in each unit with missing units before and
@@ -56,6 +61,7 @@ from hhx.surveys.synthetic import month_index, write_sidecar
 from hhx.surveys.synthetic.xlsx import write_xlsx
 
 GENERATOR = "hhx.surveys.synthetic.sce"
+LOCKIN_YEARS = (2023, 2024)  # housing waves asking q6a_lock
 NOTE = "seeded synthetic data in the NY Fed SCE public microdata workbook layout; not survey data"
 CORE_FILE_YEARS = {"core_13_16": (2013, 2016), "core_17_19": (2017, 2019),
                    "core_20_24": (2020, 2024), "core_latest": (2025, 9999)}  # fmt: skip
@@ -263,12 +269,18 @@ def _density_family(rng, family: str, asked: np.ndarray, centre: np.ndarray,
 # Core panel
 
 
-def _panel(rng, first: int, last: int, new_per_month: int) -> pd.DataFrame:
-    """Entry cohorts; most stay the full 12 months (which macro_sce_revision needs)."""
+def _panel(rng, first: int, last: int, new_per_month: int,
+           lockin_entrants: int = 0) -> pd.DataFrame:
+    """Entry cohorts; most stay the full 12 months (which macro_sce_revision needs).
+    `lockin_entrants` more enter in each February of the q6a_lock housing waves (drawn after
+    the regular cohorts, so 0 leaves the panel as it was)."""
     rows = []
     person = 0
-    for entry in range(first, last + 1):
-        for _ in range(new_per_month):
+    extra = [y * 12 + 1 for y in LOCKIN_YEARS if first <= y * 12 + 1 <= last]
+    cohorts = [(e, new_per_month) for e in range(first, last + 1)]
+    cohorts += [(e, lockin_entrants) for e in extra]
+    for entry, size in cohorts:
+        for _ in range(size):
             window = 12 if rng.random() < 0.97 else int(rng.integers(1, 12))
             months = [entry] + [entry + k for k in range(1, window) if rng.random() < 0.995]
             for tenure, month in enumerate(months, start=1):
@@ -315,10 +327,10 @@ def _people(rng, n: int) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _core(rng, first: int, last: int, new_per_month: int
+def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int = 0
           ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, pd.DataFrame]:
     """({core key: raw rows}, truth, panel rows with traits for the modules)."""
-    panel = _panel(rng, first, last, new_per_month)
+    panel = _panel(rng, first, last, new_per_month, lockin_entrants)
     people = _people(rng, int(panel["person"].max()) + 1 if len(panel) else 0)
     panel = panel.join(people, on="person").sort_values(["month_index", "userid"],
                                                         kind="stable").reset_index(drop=True)
@@ -606,19 +618,21 @@ YES_NO = {1: "Yes", 2: "No"}
 
 
 def _housing_names(year: int) -> dict[str, str]:
-    """Questionnaire names by wave: lower-case q* to 2018, hq*/HQ* from 2019."""
-    if year <= 2018:
-        names = {"local": "q1_1", "move": "q6a_1", "partner": "q38", "own": "qh0",
-                 "price": "qh2_1", "value": "qh3_1", "second": "qh4a", "loan": "qh5",
-                 "balance": "qh5a_1", "rate_type": "qh5m", "rate": "qh5m2_1"}
-    else:
-        names = {"local": "HQ1_1", "move": "hq6a_1" if year <= 2021 else "HQ6a_1",
-                 "partner": "hq38" if year <= 2021 else "HQ38", "own": "HQH0",
-                 "price": "HQH2_1", "value": "HQH3_1", "second": "HQH4a", "loan": "HQH5",
-                 "balance": "HQH5a_1", "rate_type": "HQH5m", "rate": "HQH5m2_1"}
+    """Questionnaire names by wave: upper-case HQ*/HQH* from 2014 (the 2014 codebook's HQ1_1,
+    HQH0, HQH2_1, HQH5, HQH5m2_1), hq6a_1 / hq38 in 2019-2021, and lower-case q*/qh* in the
+    2023-2024 waves that ask q6a_lock. The lower-case loan status qh5 only in the q6a_lock
+    waves is what the reference's house_sce_lockin needs: it reads the loan status and rate
+    from the first of (qh5, HQH5) / (qh5m2_1, HQH5m2_1) present in the housing table at all,
+    and the official table has 734 rows from 2023-2024 (spec 00_common 5.3)."""
     if year >= 2023:
-        names["lock"] = "q6a_lock"
-    return names
+        return {"local": "q1_1", "move": "q6a_1", "partner": "q38", "own": "qh0",
+                "price": "qh2_1", "value": "qh3_1", "second": "qh4a", "loan": "qh5",
+                "balance": "qh5a_1", "rate_type": "qh5m", "rate": "qh5m2_1", "lock": "q6a_lock"}
+    middle = 2019 <= year <= 2021
+    return {"local": "HQ1_1", "move": "hq6a_1" if middle else "HQ6a_1",
+            "partner": "hq38" if middle else "HQ38", "own": "HQH0", "price": "HQH2_1",
+            "value": "HQH3_1", "second": "HQH4a", "loan": "HQH5", "balance": "HQH5a_1",
+            "rate_type": "HQH5m", "rate": "HQH5m2_1"}
 
 
 def _housing(rng, context: pd.DataFrame, first_month: int
@@ -627,9 +641,10 @@ def _housing(rng, context: pd.DataFrame, first_month: int
     for year in HOUSING_YEARS:
         rows = context[(context["month_index"] == year * 12 + 1)
                        & (context["month_index"] >= first_month)]
-        rows = rows[rng.random(len(rows)) < 0.8].reset_index(drop=True)
-        n = len(rows)
         names = _housing_names(year)
+        lock = "lock" in names  # the lock-in waves: nearly everyone asked, more mortgages
+        rows = rows[rng.random(len(rows)) < (0.95 if lock else 0.8)].reset_index(drop=True)
+        n = len(rows)
         owner = rows["q43"].to_numpy() == 1
         raw: dict[str, object] = {"userid": rows["userid"].to_numpy()}
         if year <= 2016:
@@ -646,8 +661,8 @@ def _housing(rng, context: pd.DataFrame, first_month: int
         raw[names["value"]] = np.where(owner, np.round(price * rng.uniform(1.0, 1.8, n), -3),
                                        np.nan)
         raw[names["second"]] = np.where(owner, np.where(rng.random(n) < 0.1, 1, 2), np.nan)
-        loan = np.where(owner, rng.choice([1, 2, 3, 4], size=n, p=[0.55, 0.04, 0.08, 0.33]),
-                        np.nan)
+        loan_p = [0.7, 0.03, 0.12, 0.15] if lock else [0.55, 0.04, 0.08, 0.33]
+        loan = np.where(owner, rng.choice([1, 2, 3, 4], size=n, p=loan_p), np.nan)
         raw[names["loan"]] = loan
         mortgage = np.isin(loan, [1, 3])
         raw[names["balance"]] = np.where(mortgage, np.round(price * rng.uniform(0.2, 0.9, n),
@@ -655,9 +670,11 @@ def _housing(rng, context: pd.DataFrame, first_month: int
         raw[names["rate_type"]] = np.where(mortgage, rng.choice([1, 2, 3], size=n,
                                                                 p=[0.85, 0.1, 0.05]), np.nan)
         raw[names["rate"]] = np.where(mortgage, np.round(rng.uniform(2.5, 7.0, n), 2), np.nan)
-        if "lock" in names:
-            raw["q6a_lock"] = np.where(mortgage, np.clip(ordinary + rng.normal(8, 6, n), 0,
-                                                         100).round(), np.nan)
+        if lock:
+            # keeping a low rate matters more the further it lies below the market's (~6.5%)
+            gain = 3.0 * np.clip(6.5 - np.nan_to_num(raw[names["rate"]], nan=6.5), 0, None)
+            raw["q6a_lock"] = np.where(mortgage, np.clip(ordinary + gain + rng.normal(2, 4, n),
+                                                         0, 100).round(), np.nan)
         frame = pd.DataFrame(raw)
         codebook = _codebook(year, names, list(frame.columns))
         sheets += [Sheet(f"Data {year}", frame=frame), Sheet(f"Codebook {year}", rows=codebook)]
@@ -765,8 +782,18 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
                                          np.nan)
         raw[f"{prefix}_ann"] = np.where(who & (pay_form == "ann"),
                                         np.round(hourly * hours * 52, -2), np.nan)
-    raw["rw1a_desired_hours"] = np.clip(np.round(hours + rng.normal(0, 5, n)), 5, 80)
-    raw["rw2h_reserv_wage"] = np.round(hourly * rng.uniform(0.8, 1.3, n), 2)
+    # reservation wage and desired hours move with the situation the task shows (work status,
+    # months without work, income, children, age), so the last job's pay and hours alone are
+    # a biased guide and a model can learn the rest
+    out_months = np.where(employed, 0.0, np.clip(months, 0, 120))
+    income = rows["income"].to_numpy().astype(float)
+    ratio = np.exp(0.04 + 0.12 * employed - 0.002 * out_months + 0.025 * (income - 6)
+                   + rng.normal(0, 0.04, n))
+    children = raw["numchildren_under18"]
+    desired = (hours - 3.0 * children + 5.0 * ~employed - 0.3 * np.clip(age - 55, 0, None)
+               + rng.normal(0, 2.5, n))
+    raw["rw1a_desired_hours"] = np.clip(np.round(desired), 5, 80)
+    raw["rw2h_reserv_wage"] = np.round(hourly * ratio, 2)
     specials = {  # column -> (plausible values, special codes, share asked)
         "ec1a_cps_job_employer_type_rc": ((1, 6), (999999,), employed),
         "ec4b_cps_job_temp_duration": ((1, 24), (999992,), employed),
@@ -828,7 +855,7 @@ def _special_name(column: str) -> dict[float, str]:
 
 
 def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2026-06",
-                  new_per_month: int = 12) -> SyntheticSCE:
+                  new_per_month: int = 12, lockin_entrants: int = 0) -> SyntheticSCE:
     """The nine workbooks' sheets and the truth, without writing anything."""
     first, last = _month_index(start, "start"), _month_index(end, "end")
     if last < first:
@@ -836,7 +863,9 @@ def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2026-06",
     if new_per_month < 1:
         raise ConfigError(f"synthetic SCE: new_per_month must be >= 1, got {new_per_month}")
     rng = np.random.default_rng(int(seed))
-    files, core_truth, context = _core(rng, first, last, new_per_month)
+    if lockin_entrants < 0:
+        raise ConfigError(f"synthetic SCE: lockin_entrants must be >= 0, got {lockin_entrants}")
+    files, core_truth, context = _core(rng, first, last, new_per_month, lockin_entrants)
     sheets: dict[str, list[Sheet]] = {}
     for key in CORE_FILE_YEARS:
         hi = min(CORE_FILE_YEARS[key][1], last // 12)
@@ -918,16 +947,18 @@ def write_workbook(path: Path, sheets: list[Sheet]) -> Path:
 
 
 def write_synthetic_sce(sce_dir: str | Path, *, seed: int, start: str = "2013-06",
-                        end: str = "2026-06", new_per_month: int = 12) -> dict[str, Path]:
+                        end: str = "2026-06", new_per_month: int = 12,
+                        lockin_entrants: int = 0) -> dict[str, Path]:
     """Write the nine workbooks under `sce_dir` (the reference's data/raw/micro/sce) with
     their `.synthetic.json` sidecars; returns raw key -> path. Same seed, same content."""
-    data = synthetic_sce(seed=seed, start=start, end=end, new_per_month=new_per_month)
+    data = synthetic_sce(seed=seed, start=start, end=end, new_per_month=new_per_month,
+                         lockin_entrants=lockin_entrants)
     out: dict[str, Path] = {}
     for key, sheets in data.sheets.items():
         path = Path(sce_dir) / Path(BY_KEY[key].path).relative_to("micro/sce")
         out[key] = write_workbook(path, sheets)
         write_sidecar(path, GENERATOR, NOTE, seed=int(seed), start=start, end=end,
-                      new_per_month=int(new_per_month))
+                      new_per_month=int(new_per_month), lockin_entrants=int(lockin_entrants))
     return out
 
 

@@ -6,15 +6,17 @@ missing (.) where a question was not asked. At the default size it has the 1,211
 of the release, 1,200 of them assigned to a rate version (`hypoversion` 1 = 4.5% first,
 2 = 6.5% first), the rest with the experiment blank.
 
-The stored calculator payments `hypo_mpayment_q1..q4` are computed here in exact rational
-arithmetic (fractions.Fraction), independently of the builder's floating-point calculator, so a
-build that reproduces them exactly has the formula right. A few answers break the calculator's
+The stored calculator payments `hypo_mpayment_q1..q4` are computed here from the exact rational
+annuity factor (fractions.Fraction) in 60-digit decimal arithmetic, independently of the
+builder's floating-point calculator, so a build that reproduces them exactly has the formula
+right. A few answers break the calculator's
 input rules (down payment under 5% or above the price) so that validity flags are exercised.
 """
 
 from __future__ import annotations
 
 import argparse
+import decimal
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -28,13 +30,18 @@ from hhx.surveys.synthetic import write_sidecar
 
 DEFAULT_RESPONDENTS = 1211
 DEFAULT_UNASSIGNED = 11
+CASH = 100_000
+# Price relative to the budget at each rate (a 2-point higher rate lowers it by about 15%).
+RATE_PRICE = {4.5: 1.08, 6.5: 0.92}
+# Region as text (a str variable): the reference keeps the file's region as it reads it and
+# writes it into the prompt ("You live in the South").
+REGIONS = ["Northeast", "Midwest", "South", "West"]
 
 VALUE_LABELS: dict[str, dict[int, str]] = {
     "hypoversion": {1: "4.5% first", 2: "6.5% first"},
     "male": {0: "Female", 1: "Male"},
     "college": {0: "No college degree", 1: "College degree"},
     "q38": {1: "Married or living with partner", 2: "Not married"},
-    "region": {1: "Northeast", 2: "Midwest", 3: "South", 4: "West"},
     "q4": {0: "Rent", 1: "Own"},
     "q16_6": {0: "Has savings", 1: "No savings"},
     "zip_good_inv": {0: "No", 1: "Yes"},
@@ -66,6 +73,8 @@ VARIABLE_LABELS = {
     "hypo_mpayment_q3": "Calculator monthly payment, q3 ($)",
     "hypo_mpayment_q4": "Calculator monthly payment, q4 ($)",
     "liquid_savings": "Liquid savings ($000)",
+    "region": "Census region",
+    **{f"qtime_hypo_q{k}": f"Seconds on question hypo_q{k}" for k in range(1, 5)},
     "non_house_debt": "Non-housing debt ($)",
 }
 
@@ -76,29 +85,53 @@ def _annuity(rate_percent: float) -> Fraction:
     return r * growth / (growth - 1)
 
 
-_EXACT = {
-    rate: (_annuity(rate), Fraction(rate).limit_denominator(100) / 1200) for rate in (4.5, 6.5)
+# Per rate, the exact factor on the loan: annuity - 0.95 * 0.34 * monthly rate (computed once:
+# the fractions have thousands of digits).
+_FACTOR = {
+    rate: _annuity(rate) - Fraction(95, 100) * Fraction(34, 100)
+    * (Fraction(rate).limit_denominator(100) / 1200)
+    for rate in (4.5, 6.5)
 }
+# ... carried as 60-digit decimals: the payments then agree with exact arithmetic far beyond
+# the 1e-6 margin kept from a half dollar (and cost microseconds, not milliseconds).
+_CONTEXT = decimal.Context(prec=60)
+_EXACT = {rate: _CONTEXT.divide(decimal.Decimal(f.numerator), decimal.Decimal(f.denominator))
+          for rate, f in _FACTOR.items()}
+_UPKEEP = _CONTEXT.divide(decimal.Decimal(335), decimal.Decimal(120_000))
+_HALF = decimal.Decimal("0.5")
 
 
-def exact_payment(price: int, down: int, comparable: int, rate: float) -> tuple[int, Fraction]:
-    """Calculator payment in exact arithmetic: (whole dollars half up, unrounded value)."""
-    annuity, r = _EXACT[rate]
-    value = (price - down) * (annuity - Fraction(95, 100) * Fraction(34, 100) * r) + Fraction(
-        comparable
-    ) * Fraction(335, 10000) / 12
-    return math.floor(value + Fraction(1, 2)), value
+def exact_payment(price: int, down: int, comparable: int,
+                  rate: float) -> tuple[int, decimal.Decimal]:
+    """Calculator payment in 60-digit arithmetic: (whole dollars half up, unrounded value)."""
+    c = _CONTEXT
+    value = c.add(c.multiply(decimal.Decimal(int(price) - int(down)), _EXACT[rate]),
+                  c.multiply(decimal.Decimal(int(comparable)), _UPKEEP))
+    return math.floor(value + _HALF), value
 
 
-def _near_half(value: Fraction) -> bool:
+def _near_half(value: decimal.Decimal) -> bool:
     """Unrounded payments within 1e-6 of .5 would make float and exact rounding disagree."""
-    return abs((value - math.floor(value)) - Fraction(1, 2)) < Fraction(1, 10**6)
+    return abs((value - math.floor(value)) - _HALF) < decimal.Decimal("1e-6")
+
+
+def _down_share(rng: np.random.Generator, liquid_usd: np.ndarray, income: np.ndarray) -> np.ndarray:
+    """Share of the price put down: more savings and income, larger down payments."""
+    logs = np.log1p(np.nan_to_num(liquid_usd, nan=0.0)) / np.log(1e6)  # ~0 (none) .. 1 ($1m)
+    share = 0.04 + 0.28 * logs + 0.012 * (income - 6) + rng.normal(0, 0.025, len(income))
+    return np.clip(share, 0.05, 0.6)
 
 
 def synthetic_fz_frame(
     *, seed: int, n: int = DEFAULT_RESPONDENTS, unassigned: int | None = None
 ) -> pd.DataFrame:
-    """The raw respondent table as written (NaN = Stata missing)."""
+    """The raw respondent table as written (NaN = Stata missing).
+
+    The answers carry the experiment's relationships: a budget set by income and the comparable
+    home's value; a higher rate lowers the price (about 15% from 4.5% to 6.5%); the flexible
+    down payment follows savings and income; the $100,000 raises price and down payment by a
+    respondent-specific share of it.
+    """
     if n < 1:
         raise ConfigError(f"synthetic FZ data: n must be >= 1, got {n}")
     if unassigned is None:
@@ -111,7 +144,7 @@ def synthetic_fz_frame(
     f["male"] = rng.integers(0, 2, n)
     f["college"] = rng.integers(0, 2, n)
     f["q38"] = rng.choice([1, 2], size=n, p=[0.6, 0.4])
-    f["region"] = rng.integers(1, 5, n)
+    f["region"] = rng.choice(REGIONS, size=n).astype(object)
     f["residence_children_under18"] = rng.choice([0, 1, 2, 3], size=n, p=[0.6, 0.2, 0.15, 0.05])
     f["residence_children_over18"] = rng.choice([0, 1, 2], size=n, p=[0.8, 0.15, 0.05])
     f["hh_income"] = rng.integers(1, 12, n)
@@ -122,7 +155,7 @@ def synthetic_fz_frame(
         owner, np.round(f["house_value"] * rng.uniform(0, 0.8, n), -3), np.nan
     )
     f["q16_6"] = (rng.random(n) < 0.1).astype(int)
-    savings = np.round(rng.lognormal(2.5, 1.5, n))  # $000
+    savings = np.round(rng.lognormal(2.5 + 0.15 * (f["hh_income"] - 6), 1.3, n))  # $000
     f["liquid_savings"] = np.where(f["q16_6"] == 1, np.nan, savings)
     f["non_house_debt"] = np.where(rng.random(n) < 0.3, 0.0, np.round(rng.lognormal(8.5, 1.3, n)))
     f["q14"] = rng.integers(1, 7, n)
@@ -133,6 +166,12 @@ def synthetic_fz_frame(
     f["sce_acs_weights"] = np.round(rng.lognormal(0, 0.4, n), 6)
     f["homevalue"] = np.round(rng.lognormal(12.4, 0.45, n), -3)
 
+    income = f["hh_income"].to_numpy("float64")
+    liquid = np.where(f["q16_6"] == 1, 0.0, f["liquid_savings"] * 1000.0)
+    budget = np.exp(0.07 * (income - 6) + rng.normal(0, 0.2, n))
+    share = _down_share(rng, liquid, income)
+    cash_to_price = rng.uniform(0.3, 1.0, n)  # of the $100,000, how much more they would pay
+    cash_to_down = rng.uniform(0.4, 1.0, n)  # ... and how much of it they would put down
     rows = []
     for i in range(n):
         version = f.at[i, "hypoversion"]
@@ -141,26 +180,36 @@ def synthetic_fz_frame(
             continue
         initial, alternative = (4.5, 6.5) if version == 1 else (6.5, 4.5)
         home = int(f.at[i, "homevalue"])
+        q1 = home * budget[i] * RATE_PRICE[initial]
+        q2 = q1 * math.exp(rng.normal(0.02, 0.05))
+        q3 = q2 * RATE_PRICE[alternative] / RATE_PRICE[initial] * math.exp(rng.normal(0, 0.05))
+        q4 = q3 + CASH * cash_to_price[i]
+        prices = {1: q1, 2: q2, 3: q3, 4: q4}
         answers: dict[str, float] = {}
         for k, rate in ((1, initial), (2, initial), (3, alternative), (4, alternative)):
-            while True:
-                price = int(round(home * rng.uniform(0.5, 1.4 + 0.3 * (k == 4)), -3)) or 1000
-                if k == 1:
-                    down = price // 5  # prices are whole thousands, so exactly 20%
-                elif rng.random() < 0.03:  # breaks the 5% minimum: not a valid calculator input
-                    down = int(price * 0.02)
-                else:
-                    down = int(round(price * rng.uniform(0.05, 0.5 + 0.3 * (k == 4)), -2))
-                    down = max(down, math.floor(0.05 * price + 0.5))
+            price = max(int(round(prices[k], -3)), 10_000)
+            if k == 1:
+                down = price // 5  # prices are whole thousands, so exactly 20%
+            elif rng.random() < 0.015:  # breaks the 5% minimum: not a valid calculator input
+                down = int(price * 0.02)
+            else:
+                raw_down = price * share[i] * math.exp(rng.normal(0, 0.05))
+                if k == 4:
+                    raw_down = answers["hypo_d3"] + CASH * cash_to_down[i]
+                down = int(round(raw_down, -2))
+                down = min(max(down, math.floor(0.05 * price + 0.5)), price)
+            payment, unrounded = exact_payment(price, down, home, rate)
+            while _near_half(unrounded):  # keep float and exact rounding on the same side
+                price += 1000
+                down = price // 5 if k == 1 else down
                 payment, unrounded = exact_payment(price, down, home, rate)
-                if not _near_half(unrounded):
-                    break
             answers[f"hypo_q{k}"], answers[f"hypo_d{k}"] = price, down
             answers[f"hypo_mpayment_q{k}"] = payment
+            answers[f"qtime_hypo_q{k}"] = round(float(rng.gamma(2.0, 20.0)), 3)  # seconds
         rows.append(answers)
     experiment = pd.DataFrame(rows, index=f.index)
     for k in range(1, 5):
-        for column in (f"hypo_q{k}", f"hypo_d{k}", f"hypo_mpayment_q{k}"):
+        for column in (f"hypo_q{k}", f"hypo_d{k}", f"hypo_mpayment_q{k}", f"qtime_hypo_q{k}"):
             f[column] = experiment[column].astype("float64") if column in experiment else np.nan
     return f
 
