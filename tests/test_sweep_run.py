@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import mlflow
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.heavy
@@ -77,6 +78,39 @@ def test_joblib_two_workers_on_a_fresh_sqlite_store_then_resume_and_force(workdi
     forced = hhx(workdir, uri, *args, "+force=true", "model=no_change")
     assert summary_line(forced) == "sweep: 1 run, 0 skipped, 0 failed"
     assert len(cell_runs(uri)) == 3
+
+
+def test_a_failing_cell_does_not_stop_the_sweep_and_is_logged_failed(workdir):
+    """Job 0 fails at once (data=official without data.root); job 1 still runs; the failure is a
+    FAILED MLflow run with its reason; the summary is printed, saved and logged; exit 1."""
+    uri = f"sqlite:///{workdir}/failing.db"
+    sweep = workdir / "sw_failing"
+    proc = hhx(workdir, uri, "--multirun", "model=no_change", "data=official,demo",
+               f"hydra.sweep.dir={sweep}", check=False)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert summary_line(proc) == "sweep: 1 run, 0 skipped, 1 failed"
+    assert "hhx: error: 1 sweep cell(s) failed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    table = pd.read_csv(sweep / "sweep_summary.csv")
+    assert list(table["status"]) == ["failed", "run"]
+    assert list(table["metric"]) == ["mean_macro_f1"] * 2  # a categorical task: macro F1, higher
+    assert "data.root" in table["error"][0]
+    md = (sweep / "sweep_summary.md").read_text()
+    assert md.startswith("**sweep: 1 run, 0 skipped, 1 failed**")
+    client = mlflow.MlflowClient(uri)
+    exp = client.get_experiment_by_name("hhx")
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'evaluate'")
+    by_status = {r.info.status: r for r in runs}
+    assert sorted(by_status) == ["FAILED", "FINISHED"] and len(runs) == 2
+    failed = by_status["FAILED"]
+    assert "data.root" in failed.data.tags["hhx.failure_reason"]
+    assert failed.data.tags["hhx.model"] == "no_change" and failed.data.params  # config kept
+    assert table["run_id"][0] == failed.info.run_id
+    [summary] = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'sweep'")
+    assert summary.info.status == "FAILED" and summary.data.metrics["cells_failed"] == 1
+    assert "| failed |" in summary.data.tags["mlflow.note.content"]
+    logged = {a.path for a in client.list_artifacts(summary.info.run_id, "sweep")}
+    assert "sweep/sweep_summary_table.json" in logged and "sweep/sweep_summary.md" in logged
 
 
 def test_sweep_killed_half_way_resumes_with_the_finished_cells_skipped(workdir):

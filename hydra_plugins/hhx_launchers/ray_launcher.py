@@ -24,8 +24,11 @@ from pathlib import Path
 
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, configure_log, filter_overrides, setup_globals
+from hydra.errors import CompactHydraException
 from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
 from omegaconf import OmegaConf, open_dict
+
+from hhx.errors import HhxError
 
 from .per_job import job_requests
 
@@ -39,6 +42,10 @@ AGENT_PACKAGES = (
     "urllib3", "uvloop", "wcwidth", "yaml", "yarl",
 )
 STARTUP_TIMEOUT = "timed out during startup"
+
+
+class RayStartError(HhxError, CompactHydraException):
+    """Hydra prints a compact exception as its message alone: one line, no traceback."""
 
 
 def agent_bytecode_missing() -> bool:
@@ -91,13 +98,11 @@ def start_local_ray(init_cfg) -> None:
                 raise
             ray.shutdown()
             if attempt == 2:
-                from hhx.errors import HhxError
-
-                raise HhxError(
-                    "the local Ray cluster did not start twice (its raylet gave up waiting for "
-                    "Ray's agents, see /tmp/ray/session_latest/logs/raylet.out); on a busy "
-                    "machine stop other work and rerun, or use hydra/launcher=joblib"
-                ) from None
+                logs = Path(str(init_cfg.get("_temp_dir") or "/tmp/ray"), "session_latest", "logs")
+                raise RayStartError(
+                    "hhx: error: the local Ray cluster did not start twice (its raylet gave up "
+                    f"waiting for Ray's agents; see {logs}/raylet.out); on a busy machine stop "
+                    "other work and rerun, or use hydra/launcher=joblib") from None
 
 
 class HhxRayLauncher(RayLauncher):
