@@ -80,34 +80,37 @@ def test_joblib_two_workers_on_a_fresh_sqlite_store_then_resume_and_force(workdi
     assert len(cell_runs(uri)) == 3
 
 
-def test_a_failing_cell_does_not_stop_the_sweep_and_is_logged_failed(workdir):
-    """Job 0 fails at once (data=official without data.root); job 1 still runs; the failure is a
-    FAILED MLflow run with its reason; the summary is printed, saved and logged; exit 1."""
+def test_failing_cells_do_not_stop_the_sweep_and_are_logged_failed_once(workdir, monkeypatch):
+    """Cells fail at once (data=official without data.root) or in the predictor (an API model
+    without its key); the other jobs still run; each failure is one FAILED MLflow run with its
+    reason (the stage's own, or the sweep's); the summary is printed, saved and logged; exit 1."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     uri = f"sqlite:///{workdir}/failing.db"
     sweep = workdir / "sw_failing"
-    proc = hhx(workdir, uri, "--multirun", "model=no_change", "data=official,demo",
+    proc = hhx(workdir, uri, "--multirun", "model=gpt_5_nano,no_change", "data=official,demo",
                f"hydra.sweep.dir={sweep}", check=False)
     assert proc.returncode == 1, proc.stderr[-3000:]
-    assert summary_line(proc) == "sweep: 1 run, 0 skipped, 1 failed"
-    assert "hhx: error: 1 sweep cell(s) failed" in proc.stderr
+    assert summary_line(proc) == "sweep: 1 run, 0 skipped, 3 failed"
+    assert "hhx: error: 3 sweep cell(s) failed" in proc.stderr
     assert "Traceback" not in proc.stderr
     table = pd.read_csv(sweep / "sweep_summary.csv")
-    assert list(table["status"]) == ["failed", "run"]
-    assert list(table["metric"]) == ["mean_macro_f1"] * 2  # a categorical task: macro F1, higher
-    assert "data.root" in table["error"][0]
+    assert list(table.columns[:4]) == ["job", "task", "model", "settings"]
+    assert list(table["status"]) == ["failed", "failed", "failed", "run"]
+    assert list(table["metric"]) == ["mean_macro_f1"] * 4  # a categorical task: macro F1
+    assert "data.root" in table["error"][0] and "OPENAI_API_KEY" in table["error"][1]
     md = (sweep / "sweep_summary.md").read_text()
-    assert md.startswith("**sweep: 1 run, 0 skipped, 1 failed**")
+    assert md.startswith("**sweep: 1 run, 0 skipped, 3 failed**")
     client = mlflow.MlflowClient(uri)
     exp = client.get_experiment_by_name("hhx")
     runs = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'evaluate'")
-    by_status = {r.info.status: r for r in runs}
-    assert sorted(by_status) == ["FAILED", "FINISHED"] and len(runs) == 2
-    failed = by_status["FAILED"]
-    assert "data.root" in failed.data.tags["hhx.failure_reason"]
-    assert failed.data.tags["hhx.model"] == "no_change" and failed.data.params  # config kept
-    assert table["run_id"][0] == failed.info.run_id
+    assert sorted(r.info.status for r in runs) == ["FAILED"] * 3 + ["FINISHED"]  # none twice
+    by_id = {r.info.run_id: r for r in runs}
+    for pos, why in ((0, "data.root"), (1, "OPENAI_API_KEY"), (2, "data.root")):
+        failed = by_id[table["run_id"][pos]]
+        assert failed.info.status == "FAILED" and why in failed.data.tags["hhx.failure_reason"]
+        assert failed.data.params  # the config is on file
     [summary] = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'sweep'")
-    assert summary.info.status == "FAILED" and summary.data.metrics["cells_failed"] == 1
+    assert summary.info.status == "FAILED" and summary.data.metrics["cells_failed"] == 3
     assert "| failed |" in summary.data.tags["mlflow.note.content"]
     logged = {a.path for a in client.list_artifacts(summary.info.run_id, "sweep")}
     assert "sweep/sweep_summary_table.json" in logged and "sweep/sweep_summary.md" in logged

@@ -71,6 +71,7 @@ def summary_frame(sweep_dir: Path) -> pd.DataFrame:
     frame["settings"] = distinguishing_settings(records)
     for col in ("n", "job"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+    frame = frame[RUN_COLUMNS + [c for c in frame.columns if c not in RUN_COLUMNS]]
     frame = frame.sort_values(["job", "task", "model"] if "job" in frame else ["task", "model"],
                               kind="mergesort", na_position="last")
     return frame.reset_index(drop=True)
