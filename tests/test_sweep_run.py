@@ -156,6 +156,30 @@ def test_ray_launcher_on_a_local_cluster(workdir):
     assert len(cell_runs(uri)) == 2
 
 
+def test_ray_start_that_times_out_is_retried_once_then_one_line(monkeypatch):
+    pytest.importorskip("ray")
+    import ray
+    from hydra_plugins.hydra_ray_launcher import _launcher_util
+    from omegaconf import OmegaConf
+
+    from hydra_plugins.hhx_launchers import ray_launcher
+
+    calls = []
+
+    def start_ray(cfg):  # what ray.init raises when the raylet gave up on its agents
+        calls.append(cfg)
+        raise Exception("The current node timed out during startup. This could happen ...")
+
+    monkeypatch.setattr(_launcher_util, "start_ray", start_ray)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    monkeypatch.setattr(ray_launcher, "agent_bytecode_missing", lambda: False)
+    cfg = OmegaConf.create({"address": None, "_temp_dir": "/tmp/rt"})
+    with pytest.raises(ray_launcher.RayStartError) as err:
+        ray_launcher.start_local_ray(cfg)
+    assert calls == [cfg, "shutdown", cfg, "shutdown"]
+    assert "\n" not in str(err.value) and "/tmp/rt/session_latest/logs/raylet.out" in str(err.value)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
