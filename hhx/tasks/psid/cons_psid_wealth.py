@@ -42,22 +42,18 @@ from hhx.tasks.psid.common import (
     RACE_PHRASES,
     REGION_PHRASES,
     SEX_PHRASES,
-    Steps,
-    attach_macro,
     cutoffs_at,
     half_even_int,
     has_value,
-    history_positions,
-    load_panel,
     next_positions,
     optional_phrase,
     phrase,
     public_table,
+    start_panel_table,
     strictly_inside,
     take,
     text,
     whole,
-    year_cutoffs,
     years_ago,
 )
 
@@ -78,17 +74,11 @@ HISTORY_MONEY = MONEY  # history values shown: income, net worth and its compone
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     task = ctx.task
-    panel = load_panel(ctx, "family", COLUMNS)
-    panel = attach_macro(panel, panel["year"], ctx, optional=PSID_ASSET_MACRO_COLUMNS)
-    steps = Steps("family-panel waves (reference persons, response 0)", len(panel))
-    cuts = {v: year_cutoffs(panel, v, TASK) for v in ("finc_tot_nd", "wlth_tot_net_nd")}
-    ids, years = panel["id"].to_numpy(), panel["year"].to_numpy()
-    nxt = next_positions(ids, years)
-    lags = history_positions(ids, years)
-
-    out = pd.DataFrame({"_year": years, "_next_year": take(panel["year"], nxt)})
-    out["id"] = panel["id"].astype(str)
-    out["time"] = panel["year"].astype(str) + "-01-01"
+    start = start_panel_table(ctx, TASK, "family", COLUMNS, ("finc_tot_nd", "wlth_tot_net_nd"),
+                              optional_macro=PSID_ASSET_MACRO_COLUMNS)
+    panel, steps, cuts, lags, out = start.panel, start.steps, start.cuts, start.lags, start.out
+    nxt = next_positions(start.ids, start.years)
+    out["_next_year"] = take(panel["year"], nxt)
     out["release_date"] = take(panel["release_date"], nxt).astype("string")
     out["wlth_tot_net_nd_next_wave"] = half_even_int(take(panel["wlth_tot_net_nd"], nxt))
     for column in ("fam_size", "fam_size_chi", "demo_age_gen", *MONEY):

@@ -42,22 +42,18 @@ from hhx.tasks.psid.common import (
     RACE_PHRASES,
     REGION_PHRASES,
     SEX_PHRASES,
-    Steps,
-    attach_macro,
     cutoffs_at,
     half_even_int,
     has_value,
-    history_positions,
-    load_panel,
     optional_phrase,
     people,
     phrase,
     public_table,
+    start_panel_table,
     strictly_inside,
     take,
     text,
     whole,
-    year_cutoffs,
 )
 
 TASK = "income_psid_earnings"
@@ -88,17 +84,9 @@ def _future_positions(ids: np.ndarray, years: np.ndarray, horizon: int) -> np.nd
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     task = ctx.task
-    panel = load_panel(ctx, "person", COLUMNS)
-    panel = attach_macro(panel, panel["year"], ctx)
-    steps = Steps("person-panel waves (sample persons, response 0)", len(panel))
-    cuts = {v: year_cutoffs(panel, v, TASK) for v in ("earn_tot_nd", "finc_tot_nd")}
-    ids, years = panel["id"].to_numpy(), panel["year"].to_numpy()
-    future = {h: _future_positions(ids, years, h) for h in HORIZONS}
-    lags = history_positions(ids, years)
-
-    out = pd.DataFrame({"_year": years})
-    out["id"] = panel["id"].astype(str)
-    out["time"] = panel["year"].astype(str) + "-01-01"
+    start = start_panel_table(ctx, TASK, "person", COLUMNS, ("earn_tot_nd", "finc_tot_nd"))
+    panel, steps, cuts, lags, out = start.panel, start.steps, start.cuts, start.lags, start.out
+    future = {h: _future_positions(start.ids, start.years, h) for h in HORIZONS}
     out["release_date"] = take(panel["release_date"], future[10]).astype("string")
     for h in HORIZONS:
         out[f"earn_tot_nd_{h}y"] = half_even_int(take(panel["earn_tot_nd"], future[h]))
