@@ -43,7 +43,7 @@ def grid(slots: int) -> tuple[list[str], list[str]]:
     """(tasks, seeds) whose product has `slots` task x seed slots (at most: a full last round)."""
     from hhx.sweeps.grid import select_tasks
 
-    tasks = select_tasks("buildable")
+    tasks = select_tasks("buildable")[:slots]  # fewer slots than tasks: the first ones
     rounds = -(-slots // len(tasks))
     return tasks, [str(42 + r) for r in range(rounds)]
 
