@@ -250,3 +250,30 @@ def test_a_sweep_preset_without_multirun_says_so(overrides, refused):
     assert (why is not None) == refused
     if refused:
         assert why.startswith("experiment=smoke is a sweep of ") and "add --multirun" in why
+
+
+def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_path):
+    """stage=build task=a,b is a sweep too: a job that returned is `run`, not `killed`."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.utils import JobReturn, JobStatus
+    from omegaconf import open_dict
+
+    from hhx.sweeps import cell
+    from hhx.sweeps.callback import SweepCallback
+
+    cfg = composed("stage=build", hydra=True)
+    with open_dict(cfg):
+        cfg.hydra.mode = "MULTIRUN"
+        cfg.hydra.job.num = 0
+        cfg.hydra.runtime.output_dir = str(tmp_path / "0_a")
+        cfg.hydra.sweep.dir = str(tmp_path)
+    saved = HydraConfig.instance().cfg
+    HydraConfig.instance().set_config(cfg)
+    try:
+        cell.record_start(cfg)
+        assert cell.read_record()["status"] == "started"
+        SweepCallback().on_job_end(cfg, JobReturn(status=JobStatus.COMPLETED))
+        assert cell.read_record()["status"] == "run"
+    finally:
+        HydraConfig.instance().cfg = saved
+    assert counts(summary_frame(tmp_path))["run"] == 1

@@ -65,6 +65,20 @@ class SweepCallback(Callback):
             print(f"hhx: error: {why}", file=sys.stderr)
             raise SystemExit(2)
 
+    def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
+        """A job whose stage keeps no sweep record of its own (build, describe, ...) ran when it
+        returned: its record says so, else the summary would count it as killed."""
+        from hydra.core.utils import JobStatus
+
+        from hhx.sweeps import cell
+
+        if not cell.in_sweep() or cell.read_record().get("status") != "started":
+            return
+        if job_return.status == JobStatus.COMPLETED:
+            cell.write_record(status="run")
+        else:
+            cell.write_record(status="failed", error=f"{job_return._return_value!r}"[:2000])
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
