@@ -1,41 +1,35 @@
-"""The one entrypoint, `python -m hhx`: compose the config with Hydra and dispatch on `stage`."""
+"""The one entrypoint, `hhx` / `python -m hhx`: compose the config with Hydra, dispatch on `stage`.
+
+Start-up is kept light: `hhx --help` prints hhx's own help (hhx/cli_help.py) without importing
+Hydra, MLflow or XGBoost; stages import what they need when they run.
+"""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 # litellm fetches a price list at import unless told to use its bundled copy; never hit the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# MLflow's "Downloading artifacts" bars (one per artifact read back, e.g. by the leaderboard).
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+from hhx.errors import HhxError, os_error_line  # noqa: E402
+from hhx.paths import conf_dir  # noqa: E402
 
-import hydra  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
-
-from hhx.config import register_configs  # noqa: E402
-from hhx.errors import HhxError  # noqa: E402
-from hhx.sweeps.grid import register_resolvers  # noqa: E402
-
-# conf/hydra/launcher/{submitit_slurm,submitit_local,ray}.yaml replace the plugins' configs of the
-# same names (hhx's per-model-resources launchers); Hydra then merges the plugin's schema into
-# them, which it reports as deprecated. The merge is what we want (typed launcher settings).
-warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same")
-
-register_configs()
-register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
 log = logging.getLogger("hhx")
 
-
-# conf/ sits beside the package (repository layout); an absolute path works from any cwd and for
-# both `python -m hhx` and the `hhx` console script.
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
-
+# conf/ beside the package (working copy) or inside it (a wheel); an absolute path works from any
+# cwd and for both `python -m hhx` and the `hhx` console script.
+CONF_DIR = str(conf_dir())
 
 # Named sets of tasks: `task=all`, `task=baseline`, `task=policy` (or any comma list).
 TASK_SETS = ("all", "baseline", "policy")
+HELP_FLAGS = ("--help", "-h")
 
 
 def task_set(name: str) -> list[str]:
@@ -66,45 +60,182 @@ def expand_task_sets(argv: list[str]) -> list[str]:
     return out
 
 
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
-def _hydra_main(cfg: DictConfig) -> float | None:
+# --------------------------------------------------------------------------------------------
+# the run folder: its log holds what the console showed; a run that produced nothing leaves none
+
+
+class _Tee:
+    """stdout also written to the run's app.log (result tables, where the run went)."""
+
+    def __init__(self, stream: Any, path: Path):
+        self.stream, self.path = stream, path
+        self.fh = None
+
+    def write(self, text: str) -> int:
+        if self.fh is None and self.path.parent.is_dir():
+            self.fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        if self.fh is not None:
+            try:
+                self.fh.write(text)
+                self.fh.flush()
+            except OSError:  # a full disk must not hide the console output
+                self.fh = None
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def run_dir() -> Path | None:
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        return Path(HydraConfig.get().runtime.output_dir)
+    except ValueError:
+        return None
+
+
+def in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except ValueError:  # not inside a Hydra app
+        return False
+
+
+def produced_nothing(folder: Path) -> bool:
+    """Only Hydra's own files (.hydra/, the job log) in the run folder."""
+    return all(p.name == ".hydra" or (p.suffix == ".log" and p.is_file())
+               for p in folder.iterdir())
+
+
+def remove_if_empty(folder: Path | None, runs_dir: Path | None = None) -> None:
+    """Remove a run folder that holds nothing, and the day's (and runs) folder it leaves empty."""
+    import shutil
+
+    if folder is None or not folder.is_dir() or not produced_nothing(folder):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    if runs_dir is None or not folder.resolve().is_relative_to(runs_dir.resolve()):
+        return  # a run folder set elsewhere (hydra.run.dir=...): only the folder itself
+    stop = runs_dir.resolve().parent
+    parent = folder.parent.resolve()
+    while parent != stop and parent.is_dir() and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _quiet_exit() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os._exit(0)
+
+
+def _job(cfg: Any) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
+    from hhx.config_check import validate_config
     from hhx.stages import dispatch
-    from hhx.sweeps import cell
 
     # In a sweep a failing cell is recorded (hhx/sweeps/cell.py) and the other jobs go on; the
-    # sweep's summary then exits non-zero (hhx/sweeps/callback.py).
-    sweep = cell.in_sweep()
+    # sweep's summary then exits non-zero (hhx/sweeps/callback.py). The sweep layer (pandas...)
+    # is imported only in a sweep: a plain start stays light.
+    sweep = in_sweep()
     if sweep:
+        from hhx.sweeps import cell
+
         cell.record_start(cfg)
+    out = run_dir()
+    tee = _Tee(sys.stdout, out / "app.log") if out is not None and not sweep else None
+    if tee is not None:
+        sys.stdout = tee
     try:
+        validate_config(cfg)
         return dispatch(cfg)
-    except HhxError as exc:
-        # A user error: one line naming the file/column/setting and the fix, no traceback.
-        print(f"hhx: error: {exc}", file=sys.stderr)
-        if exc.exit_now:
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        _quiet_exit()
+    except (HhxError, OSError) as exc:
+        # A user error or the machine's (a full disk): one line naming the file, setting or
+        # path and the fix, no traceback.
+        line = str(exc) if isinstance(exc, HhxError) else os_error_line(exc)
+        print(f"hhx: error: {line}", file=sys.stderr)
+        code = exc.exit_code if isinstance(exc, HhxError) else 1
+        if isinstance(exc, HhxError) and exc.exit_now:
             # Ctrl-C: leave at once; interpreter teardown after litellm or llama.cpp takes seconds
             # and a generation thread may still run. Everything kept is committed already.
             logging.shutdown()
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(exc.exit_code)
+            os._exit(code)
         if sweep:
             cell.record_failure(exc)
             return None
-        raise SystemExit(exc.exit_code) from None
+        raise SystemExit(code) from None
     except Exception as exc:
         if not sweep:
             raise
         log.exception("sweep job failed")
         cell.record_failure(exc)
         return None
+    finally:
+        if tee is not None:
+            sys.stdout = tee.stream
+            tee.close()
+        if not sweep:
+            remove_if_empty(out, Path(str(cfg.paths.runs_dir)) if cfg.get("paths") else None)
+
+
+def _hydra_main() -> float | None:
+    import warnings
+
+    import hydra
+
+    from hhx.config import register_configs
+    from hhx.paths import register_resolvers as register_path_resolvers
+    from hhx.sweeps.grid import register_resolvers
+
+    # conf/hydra/launcher/{submitit_slurm,submitit_local,ray}.yaml replace the plugins' configs of
+    # the same names (hhx's per-model-resources launchers); Hydra then merges the plugin's schema
+    # into them, which it reports as deprecated. The merge is what we want (typed settings).
+    warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same")
+    register_configs()
+    register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
+    register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
+    entry = hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")(_job)
+    return entry()
 
 
 def main() -> float | None:
-    """`python -m hhx` / the `hhx` script: task sets expanded, then Hydra."""
-    sys.argv[1:] = expand_task_sets(sys.argv[1:])
-    return _hydra_main()
+    """`hhx` / `python -m hhx`: hhx's help, or task sets expanded, then Hydra."""
+    args = sys.argv[1:]
+    if any(a in HELP_FLAGS for a in args):
+        from hhx.cli_help import help_text
+
+        try:
+            print(help_text(), flush=True)
+        except BrokenPipeError:  # `hhx --help | head`
+            _quiet_exit()
+        return None
+    try:
+        sys.argv[1:] = expand_task_sets(args)
+        return _hydra_main()
+    except OSError as exc:  # e.g. Hydra cannot create the run folder on a full disk
+        if exc.errno not in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EDQUOT):
+            raise
+        print(f"hhx: error: {os_error_line(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

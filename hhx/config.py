@@ -187,8 +187,9 @@ class DataConfig:
     # Official layout flavour: "release" (tabular/prompts/splits) or "eval_sample" ({split}/<task>.jsonl).
     layout: str = "release"
     split: str = "pre_cutoff_test"
-    # Evaluate the first N rows of the split by split_position (200 = the official eval-sample rule).
-    max_examples: int | None = 200
+    # Evaluate the first N rows of the split by split_position (200 = the official eval-sample
+    # rule); null = every row. The demo and raw groups set 200; data=official needs it given.
+    max_examples: int | None = MISSING
     # A real FRED-QD file in its published layout; None = the demo's synthetic macro series.
     fred_qd: str | None = None
     rebuild: bool = False
@@ -308,7 +309,8 @@ class AggregationConfig:
 @dataclass
 class TrackingConfig:
     enabled: bool = True
-    # MLflow tracking URI; default: a local SQLite store in the working directory.
+    # MLflow tracking URI; default (conf/tracking/mlflow.yaml): $MLFLOW_TRACKING_URI, else a
+    # SQLite store in the project root.
     uri: str = "sqlite:///mlflow.db"
     experiment: str = "hhx"
     log_artifacts: bool = True
@@ -323,12 +325,21 @@ class ScoreConfig:
     repair_number_formatting: bool = False
     repair_distribution_nesting: bool = False
     include_details: bool = True
+    # hhx's additions (unset = the reference's behaviour): score against a split's evaluated rows
+    # as `data` selects them; warn below min_match of gold rows matched, exit 1 with the flag.
+    split: str | None = None
+    min_match: float = 0.9
+    fail_below_min_match: bool = False
 
 
 @dataclass
 class PathsConfig:
-    cache_dir: str = "data/cache"
+    """One project root for data, run folders and the store (conf/paths/default.yaml, hhx/paths.py)."""
+
+    root: str = "."
+    data_dir: str = "data"
     runs_dir: str = "outputs"
+    cache_dir: str = "data/cache"
 
 
 @dataclass
@@ -434,7 +445,10 @@ class HhxConfig:
 
 
 def register_configs() -> None:
-    """Register the schema of the primary config with Hydra."""
+    """Register the schema of the primary config with Hydra (and the path resolvers conf/ uses)."""
+    from hhx.paths import register_resolvers
+
+    register_resolvers()
     cs = ConfigStore.instance()
     # Group options are merged into the typed fields of HhxConfig, which validates them.
     cs.store(name="hhx_schema", node=HhxConfig)

@@ -27,3 +27,27 @@ class Interrupted(HhxError):
 
     exit_code = 130
     exit_now = True
+
+
+_OS_FIXES = {
+    "ENOSPC": "the disk is full: free space there (or point paths.root / data.root elsewhere) "
+              "and rerun; nothing half-written was kept",
+    "EDQUOT": "the disk quota is exhausted: free space and rerun; nothing half-written was kept",
+    "EACCES": "permission denied: choose a folder you can write (paths.root=...) or fix its "
+              "permissions",
+    "EROFS": "the file system is read-only: choose a writable folder (paths.root=...)",
+}
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OS error as one line: the path, what happened, the fix."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    path = exc.filename or ""
+    if exc.filename2:
+        path = f"{path} -> {exc.filename2}"
+    what = exc.strerror or str(exc)
+    fix = _OS_FIXES.get(name, "")
+    parts = [p for p in (str(path), f"{what}" + (f" ({name})" if name else ""), fix) if p]
+    return ": ".join(parts)

@@ -10,11 +10,12 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hhx.errors import DataError
+
+if TYPE_CHECKING:  # pandas is imported by its callers; not at start-up (hhx --help, describe)
+    import pandas as pd
 
 # Temporary files and folders carry the writing process's id, so the next run can tell the
 # leftovers of a killed process (removed) from those of one still running (kept).
@@ -84,6 +85,12 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         os.umask(umask)
         os.chmod(tmp_path, 0o666 & ~umask)
         os.replace(tmp_path, target)
+    except OSError as exc:
+        # Name the file being written, not its temporary twin (which is removed below), so a
+        # full disk reads as one line with the real path (hhx.errors.os_error_line).
+        if exc.filename in (None, str(tmp_path)):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

@@ -98,6 +98,32 @@ def test_run_is_tracked_with_params_tags_metrics_and_artifacts(demo):
             "config/resolved.yaml", f"model/{TASK}/target.ubj"} <= paths
 
 
+def test_console_mlflow_and_run_folder_say_what_was_evaluated(demo):
+    workdir, proc = demo
+    head = re.search(rf"{TASK} · pre_cutoff_test · 200 of (\d+) rows evaluated", proc.stdout)
+    assert head and int(head.group(1)) > 200
+    rule = "first 200 of pre_cutoff_test by split_position (data.max_examples=200)"
+    assert f"rows chosen by: {rule}" in proc.stdout
+    assert re.search(r"XGBoost fit target: [\d,]+/[\d,]+ rounds", proc.stderr)  # fit progress
+    (run_dir,) = (workdir / "outputs").rglob(f"*_evaluate_{TASK}_xgboost")
+    log = (run_dir / "app.log").read_text()
+    assert "rows evaluated" in log and "valid_rate" in log and "run directory" in log
+    run = runs(workdir, model="xgboost").iloc[0]
+    assert run["status"] == "FINISHED"
+    assert run["tags.mlflow.runName"].startswith(f"{TASK} · xgboost · evaluate · synthetic")
+    took = (run["end_time"] - run["start_time"]).total_seconds()
+    assert took >= run["metrics.fit_seconds"]  # begun when the work began
+    assert run["metrics.macro_f1__higher_better"] == run["metrics.primary_score"]
+    assert run["tags.hhx.split_rows"] == head.group(1) and run["tags.hhx.selection_rule"] == rule
+    client = mlflow.MlflowClient(f"sqlite:///{workdir}/mlflow.db")
+    full = client.get_run(run["run_id"])
+    assert [d.dataset.name for d in full.inputs.dataset_inputs] == [f"{TASK}/pre_cutoff_test"]
+    assert f"details/{TASK}.table.json" in {a.path for a in client.list_artifacts(
+        run["run_id"], "details")}
+    exp = client.get_experiment_by_name("hhx")
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+
+
 def test_score_stage_reproduces_the_run(demo, tmp_path):
     workdir, _ = demo
     run_dir = next((workdir / "outputs").rglob(f"*_{TASK}_xgboost"))
@@ -134,7 +160,7 @@ def test_official_release_and_eval_sample_layouts_read_the_same_rows(demo, tmp_p
     workdir, _ = demo
     root = workdir / "data" / "demo" / "householdbench"
     release = hhx(workdir, "data=official", f"data.root={root}", "model=no_change",
-                  "tracking=none", "data.split=pre_cutoff")
+                  "tracking=none", "data.split=pre_cutoff", "data.max_examples=200")
     sample_root = tmp_path / "evalsample"
     select_eval_sample(root, sample_root, [TASK])
     sample = hhx(workdir, "data=official", f"data.root={sample_root}",
@@ -285,7 +311,7 @@ def test_readme_mlflow_ui_command_serves_the_runs(demo):
         with urllib.request.urlopen(request, timeout=30) as resp:
             served = json.loads(resp.read())["runs"]
         names = {r["info"]["run_name"] for r in served}
-        assert f"{TASK}/xgboost [synthetic]" in names
+        assert any(n.startswith(f"{TASK} · xgboost · evaluate · synthetic") for n in names)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

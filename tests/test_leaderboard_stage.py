@@ -224,10 +224,13 @@ def test_report_and_every_figure(built):
     html = (out / "report.html").read_text()
     assert "SYNTHETIC" in html
     imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(imgs) == len(FIGURES)
+    # Every summary figure has data here (all three target types, cutoffs), plus one
+    # diagnostic figure per task.
+    drawn = [*FIGURES, *(f"task_{t.name}" for t in built[1])]
+    assert len(imgs) == len(drawn)
     assert all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in imgs)
     assert "src=\"http" not in html and "src=\"figures" not in html  # self-contained
-    for name in FIGURES:
+    for name in drawn:
         assert (out / "figures" / f"{name}.png").stat().st_size > 1000
     board = pd.read_csv(out / "leaderboard.csv")
     for row in board.itertuples():
@@ -282,7 +285,13 @@ def test_analyses_tables(built):
         assert n == tm.loc[(m, t), "num_valid"]
 
 
-def test_latest_run_used_and_said(tmp_path):
+@pytest.fixture
+def no_figures(monkeypatch):
+    """For tests of run selection only: skip drawing (figures are tested on `built`)."""
+    monkeypatch.setattr(stage, "write_figures", lambda lb, out: ({}, {}))
+
+
+def test_latest_run_used_and_said(tmp_path, no_figures):
     tasks = [_numeric_task()]
     write_runs(tmp_path / "old", tasks, seed=1)
     logged = write_runs(tmp_path / "new", tasks, seed=2)
@@ -301,7 +310,7 @@ def test_latest_run_used_and_said(tmp_path):
     assert sum("using the latest" in n for n in res["notes"]) == len(MODELS)
 
 
-def test_synthetic_never_mixed_with_real(tmp_path):
+def test_synthetic_never_mixed_with_real(tmp_path, no_figures):
     tasks = [_numeric_task()]
     write_runs(tmp_path / "syn", tasks, synthetic=True)
     cfgs = {"sim_numeric": tasks[0]}
@@ -373,6 +382,9 @@ def test_mlflow_store_collected_and_leaderboard_logged(tmp_path, monkeypatch):
     assert len(tm) == len(logged)
     for row in tm.itertuples():
         assert row.score == pytest.approx(logged[(row.model, row.task)], rel=1e-9)
+        # The report links each cell to the run's page in the MLflow UI.
+        assert re.fullmatch(rf"http://127\.0\.0\.1:5000/#/experiments/{exp}/runs/[0-9a-f]{{32}}",
+                            row.url)
     lb_run = client.get_run(res["mlflow_run_id"])
     assert lb_run.data.tags["hhx.stage"] == "leaderboard"
     assert lb_run.data.tags["hhx.synthetic"] == "true"
@@ -381,3 +393,25 @@ def test_mlflow_store_collected_and_leaderboard_logged(tmp_path, monkeypatch):
     # A second leaderboard run collects only evaluate runs, not the first leaderboard.
     res2 = stage.run(cfg, task_configs={t.name: t for t in tasks})
     assert res2["n_runs"] == len(logged)
+
+
+@pytest.mark.slow
+def test_report_renders_in_chromium_every_figure_drawn(built):
+    """A real browser opens the report: every image decodes, none is blank or half blank, none
+    is shown scaled down (so 10 pt text stays 10 pt), and no table lacks rows."""
+    from tests import browser
+
+    if not browser.available():
+        pytest.skip(f"{browser.CHROMIUM} absent (Debian package `chromium`; .ci/run installs it)")
+    tmp, tasks, _, _ = built
+    probe = browser.inspect_page(tmp / "lb" / "report.html")
+    imgs = probe["imgs"]
+    assert [i["alt"] for i in imgs] == [*FIGURES, *(f"task_{t}" for t in sorted(
+        t.name for t in tasks))]
+    for img in imgs:
+        name = img["alt"]
+        assert img["complete"] and img["w"] > 100 and img["h"] > 100, name
+        assert img["shown_w"] >= 0.98 * img["w"], name  # not shrunk to fit the page
+        assert img["all"]["ink"] > 0.02 and img["all"]["std"] > 10, name
+        assert min(h["ink"] for h in img["halves"]) > 0.005, (name, img["halves"])
+    assert probe["tables"] > 5 and probe["empty_tables"] == 0

@@ -175,6 +175,7 @@ def test_base_and_finetuned_are_evaluated_and_ranked_side_by_side(trained, polic
     workdir, model_dir, killed, _, _ = trained
     common = [f"task={POLICY}", "model=smollm2_135m_hf", "model.name=tiny",
               f"model.model_path={model_dir}", "data=official", "data.layout=eval_sample",
+              "data.max_examples=200",
               f"data.root={policy_sample}", "data.split=pre_cutoff", "decoding=qwen_nonthinking",
               "decoding.enable_thinking=null", "decoding.max_tokens=8", "aggregation=k2"]
     base = hhx(workdir, *common)

@@ -318,7 +318,9 @@ def write_split_metadata(root: Path, split_manifest: pd.DataFrame, task: TaskCon
             )
         orderings[name] = ordering
     write_text_atomic(config_path, split_config_text(orderings, cutoff, seed, registry))
-    conf_dir = Path(__file__).resolve().parents[2] / "conf" / "task"
+    from hhx.paths import conf_dir as _conf_dir
+
+    conf_dir = _conf_dir() / "task"  # working copy or wheel
     registry_digest = hashlib.sha256()
     for path in sorted(conf_dir.glob("*.yaml")):
         registry_digest.update(path.name.encode() + b"\0" + path.read_bytes())

@@ -59,6 +59,7 @@ class RunRecord:
     result: dict[str, Any] | None = None
     status: str = "FINISHED"  # FINISHED or FAILED (MLflow's run status, run_info.json's status)
     failure_reason: str | None = None
+    url: str | None = None  # where a reader opens the run: the MLflow UI page, or its folder
 
     def failure(self) -> str | None:
         """Why this run must not be ranked (None: it may)."""
@@ -184,6 +185,7 @@ def collect_runs_dir(runs_dir: str | os.PathLike[str]) -> list[RunRecord]:
                 result=result,
                 status=status,
                 failure_reason=info.get("failure_reason"),
+                url=run_dir.resolve().as_uri(),
             )
         )
     return records
@@ -252,9 +254,19 @@ def collect_mlflow(tracking_uri: str, experiment: str) -> tuple[list[RunRecord],
                     source=f"mlflow:{rid}",
                     start_time=run.info.start_time / 1000.0,
                     result=result,
+                    url=run_url(tracking_uri, exp.experiment_id, rid),
                 )
             )
     return records, notes
+
+
+MLFLOW_UI_DEFAULT = "http://127.0.0.1:5000"  # where `mlflow ui` serves a local store
+
+
+def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str:
+    """The run's page in the MLflow UI: the server itself, or `mlflow ui` for a local store."""
+    base = tracking_uri if tracking_uri.startswith(("http://", "https://")) else MLFLOW_UI_DEFAULT
+    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
 # --------------------------------------------------------------------------------------------

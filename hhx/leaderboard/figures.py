@@ -1,8 +1,11 @@
-"""The leaderboard's figures (PNG, matplotlib Agg); every one is always written.
+"""The leaderboard's figures (PNG, matplotlib Agg); a figure is drawn only when it has data.
 
-A figure with nothing to show (e.g. no distribution tasks) says so in its panel rather than
-being left out, so the report always has the same sections. Titles of synthetic leaderboards
-carry a SYNTHETIC label.
+A figure with nothing to show (e.g. no distribution tasks, no model with a knowledge cutoff) is
+not drawn: `write_figures` returns the reason instead, and the report prints it in the figure's
+place, so a reader never meets a blank box. Every axis is labelled, text is at least 10 pt at the
+size the report shows it (figures are at most ~13 in wide at 100 dpi, i.e. not scaled down in a
+1400 px page), and titles of synthetic leaderboards carry a SYNTHETIC label. Per-task diagnostics
+(confusion matrices, predicted vs actual, calibration) are in hhx.leaderboard.diagnostics.
 """
 
 from __future__ import annotations
@@ -16,43 +19,59 @@ matplotlib.use("Agg")
 # Category axes of task names log one INFO line per plot; they are not news to the user.
 logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
 
+import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from hhx.io import atomic_path  # noqa: E402
 from hhx.leaderboard.metrics import OFFICIAL  # noqa: E402
 from hhx.leaderboard.tables import Leaderboard  # noqa: E402
 
-SYNTHETIC_LABEL = "[SYNTHETIC DEMO DATA - not findings about households] "
+SYNTHETIC_LABEL = "[SYNTHETIC DEMO DATA] "
 FIGURES = ("leaderboard", "relmae_by_task", "type_summary", "bias", "class_shares",
            "persistence", "cutoff", "over_time")
+MIN_FONT = 10  # points; tests check every text of every figure
+DPI = 100
+DIRECTION = {"numeric": "lower is better", "categorical": "higher is better",
+             "distribution": "lower is better"}
 
 
-def _colors(models: list[str]) -> dict[str, tuple]:
+def metric_label(kind: str) -> str:
+    """The official metric of a target type with its direction, for axes and headers."""
+    return f"{OFFICIAL[kind]} ({DIRECTION[kind]})"
+
+
+def colors(models: list[str]) -> dict[str, tuple]:
     # tab10's colours are the most distinct; tab20 (paired shades) only when there are more models.
     cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")
     return {m: cmap(i % cmap.N) for i, m in enumerate(models)}
 
 
-def _subplots(*args, **kwargs):
+
+def subplots(*args, **kwargs):
+    # matplotlib's default sizes (10 pt text, 12 pt titles) are the floor; no call sets less.
     return plt.subplots(*args, layout="constrained", **kwargs)
 
 
-def _title(lb: Leaderboard, text: str) -> str:
+
+def title(lb: Leaderboard, text: str) -> str:
     return (SYNTHETIC_LABEL if lb.synthetic else "") + text + f" (split {lb.split})"
 
 
-def _empty(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
-    ax.set_axis_off()
 
-
-def _save(fig, path: Path, dpi: int = 110) -> Path:
+def save(fig, path: Path) -> Path:
+    """Write the figure, first raising any text below MIN_FONT (tick labels set per call)."""
+    for text in fig.findobj(matplotlib.text.Text):
+        if text.get_text() and text.get_fontsize() < MIN_FONT:
+            text.set_fontsize(MIN_FONT)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+        # "tight" widens a narrow figure to its long (suptitle) text instead of clipping it.
+        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path
+
 
 
 def _yerr(point, lo, hi) -> np.ndarray:
@@ -60,118 +79,128 @@ def _yerr(point, lo, hi) -> np.ndarray:
     return np.nan_to_num(np.vstack([point - lo, hi - point]).clip(min=0))
 
 
-def leaderboard_figure(lb: Leaderboard, path: Path) -> Path:
+def leaderboard_figure(lb: Leaderboard, path: Path) -> Path | str:
     t = lb.leaderboard
-    fig, ax = _subplots(figsize=(7, 0.45 * len(t) + 1.5))
+    fig, ax = subplots(figsize=(9, 0.5 * len(t) + 1.8))
     y = np.arange(len(t))[::-1]
-    labels = [m + ("" if c else " (missing tasks)") for m, c in zip(t["model"], t["complete"])]
+    labels = [m + ("" if c else " (missing tasks)") + ("" if s else " (other examples)")
+              for m, c, s in zip(t["model"], t["complete"], t["same_examples"])]
     ax.errorbar(t["avg_rank"], y, xerr=_yerr(t["avg_rank"], t["rank_lo"], t["rank_hi"]),
                 fmt="o", color="black", ecolor="gray", capsize=3)
     ax.set_yticks(y, labels)
+    ax.set_ylabel("model")
     ax.set_xlabel(f"average rank across tasks (lower is better), "
                   f"{lb.settings.confidence:.0%} bootstrap interval")
-    ax.set_title(_title(lb, "Leaderboard"), fontsize=9)
-    return _save(fig, path)
+    ax.set_title(title(lb, "Leaderboard"))
+    return save(fig, path)
 
 
-def relmae_figure(lb: Leaderboard, path: Path) -> Path:
+def relmae_figure(lb: Leaderboard, path: Path) -> Path | str:
     tm = lb.task_metrics
     num = tm[(tm["target_type"] == "numeric") & (tm["backend"] != "no_change")]
     tasks = sorted(num["task"].unique(), key=lambda t: (lb.tds[t].mode, t))
     models = [m for m in lb.models if m in set(num["model"])]
-    width_in = 0.3 * len(tasks) * max(1, len(models)) ** 0.5 + 3
-    fig, ax = _subplots(figsize=(min(24.0, max(7.0, width_in)), 5))
     if not tasks:
-        _empty(ax, "no numeric tasks")
-        return _save(fig, path)
-    colors = _colors(lb.models)
+        return "no numeric task has a run other than no-change"
+    width_in = 0.35 * len(tasks) * max(1, len(models)) ** 0.5 + 4
+    fig, ax = subplots(figsize=(min(13.0, max(8.0, width_in)), 5.5))
+    cmap = colors(lb.models)
     width = 0.8 / max(1, len(models))
     for j, m in enumerate(models):
         sub = num[num["model"] == m].set_index("task").reindex(tasks)
         x = np.arange(len(tasks)) + (j - (len(models) - 1) / 2) * width
         bars = ax.bar(x, sub["score"], width, yerr=_yerr(sub["score"], sub["ci_lo"], sub["ci_hi"]),
-                      color=colors[m], label=m, error_kw={"elinewidth": 0.6})
+                      color=cmap[m], label=m, error_kw={"elinewidth": 0.8})
         for bar, t in zip(bars, tasks):
             if lb.tds[t].mode == "policy":
                 bar.set_hatch("//")
-    ax.axhline(1.0, color="black", lw=0.8, ls="--")
+    ax.axhline(1.0, color="black", lw=0.8, ls="--", label="no-change (= 1)")
     ax.set_xticks(np.arange(len(tasks)), [t + (" (policy)" if lb.tds[t].mode == "policy" else "")
-                                          for t in tasks], rotation=60, ha="right", fontsize=7)
+                                          for t in tasks], rotation=45, ha="right")
+    ax.set_xlabel("numeric task")
     ax.set_ylabel("RelMAE (1 = no-change; lower is better)")
-    ax.legend(fontsize=7, ncol=2)
-    ax.set_title(_title(lb, "RelMAE relative to no-change by task; hatched = policy-response"),
-                 fontsize=9)
-    return _save(fig, path)
+    ax.legend(ncol=2)
+    ax.set_title(title(lb, "RelMAE by task; hatched = policy-response"))
+    return save(fig, path)
 
 
-def type_summary_figure(lb: Leaderboard, path: Path) -> Path:
+def type_summary_figure(lb: Leaderboard, path: Path) -> Path | str:
     s = lb.summary[lb.summary["group"] != "all"]
     kinds = [k for k in ("numeric", "categorical", "distribution") if k in set(s["target_type"])]
-    fig, axes = _subplots(1, max(1, len(kinds)), figsize=(5 * max(1, len(kinds)), 4.5),
-                             squeeze=False)
     if not kinds:
-        _empty(axes[0, 0], "no tasks")
-        return _save(fig, path)
-    colors = _colors(lb.models)
+        return "no tasks"
+    fig, axes = subplots(1, len(kinds), figsize=(min(13.0, 4.5 * len(kinds) + 1), 5),
+                         squeeze=False)
+    cmap = colors(lb.models)
     for ax, kind in zip(axes[0], kinds):
         part = s[s["target_type"] == kind]
         models = [m for m in lb.models if m in set(part["model"])]
-        for g, (group, hatch) in enumerate((("baseline", ""), ("policy", "//"))):
+        groups = [g for g in ("baseline", "policy") if g in set(part["group"])]
+        for g, group in enumerate(groups):
             sub = part[part["group"] == group].set_index("model").reindex(models)
-            x = np.arange(len(models)) + (g - 0.5) * 0.4
+            x = np.arange(len(models)) + (g - (len(groups) - 1) / 2) * 0.4
             ax.bar(x, sub["mean"], 0.4, yerr=_yerr(sub["mean"], sub["ci_lo"], sub["ci_hi"]),
-                   color=[colors[m] for m in models], hatch=hatch, edgecolor="black", lw=0.3,
-                   label=group)
-        ax.set_xticks(np.arange(len(models)), models, rotation=60, ha="right", fontsize=7)
-        ax.set_title(f"{part['metric'].iloc[0]} ({kind})", fontsize=9)
-        ax.legend(fontsize=7)
-    fig.suptitle(_title(lb, "Per-type means, baseline (solid) vs policy (hatched) tasks"),
-                 fontsize=9)
-    return _save(fig, path)
+                   color=[cmap[m] for m in models], hatch="//" if group == "policy" else "",
+                   edgecolor="black", lw=0.5)
+        ax.set_xticks(np.arange(len(models)), models, rotation=45, ha="right")
+        ax.set_xlabel("model (bar colour)")
+        ax.set_ylabel(metric_label(kind))
+        ax.set_title(f"{kind} tasks")
+        # One swatch per group, drawn as the bars are: solid = baseline, hatched = policy.
+        ax.legend(handles=[Patch(facecolor="white", edgecolor="black",
+                                 hatch="//" if g == "policy" else "",
+                                 label=f"{g} tasks ({'hatched' if g == 'policy' else 'solid'})")
+                           for g in groups])
+    fig.suptitle(title(lb, "Per-type means with bootstrap intervals"))
+    return save(fig, path)
 
 
-def _heatmap(ax, table: pd.DataFrame, title: str, label: str) -> None:
-    if table.empty:
-        _empty(ax, f"no data: {title}")
-        return
+def _heatmap(fig, ax, table: pd.DataFrame, title_: str, label: str) -> None:
     lim = float(np.nanmax(np.abs(table.to_numpy(float)))) or 1.0
     im = ax.imshow(table.to_numpy(float), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-    ax.set_xticks(range(table.shape[1]), table.columns, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(table.shape[0]), table.index, fontsize=7)
-    ax.set_title(title, fontsize=9)
-    plt.colorbar(im, ax=ax, label=label)
+    ax.set_xticks(range(table.shape[1]), table.columns, rotation=45, ha="right")
+    ax.set_yticks(range(table.shape[0]), table.index)
+    ax.set_xlabel("model")
+    ax.set_title(title_)
+    fig.colorbar(im, ax=ax, label=label)
 
 
-def bias_figure(lb: Leaderboard, path: Path) -> Path:
+def bias_figure(lb: Leaderboard, path: Path) -> Path | str:
     b = lb.analyses["bias_numeric"]
     maj = lb.analyses["majority_overprediction"]
-    fig, axes = _subplots(1, 2, figsize=(13, 0.3 * max(len(b), len(maj), 10) / 2 + 3))
-    if b.empty:
-        _empty(axes[0], "no numeric tasks")
-    else:
-        b = b.assign(net=b["share_over"] - b["share_under"],
-                     row=b["task"] + ": " + b["target"])
-        _heatmap(axes[0], b.pivot(index="row", columns="model", values="net"),
-                 "numeric: share over- minus under-predicted", "net over-prediction share")
-    if maj.empty:
-        _empty(axes[1], "no categorical tasks")
-    else:
+    panels = []
+    if not b.empty:
+        b = b.assign(net=b["share_over"] - b["share_under"], row=b["task"] + ": " + b["target"])
+        panels.append((b.pivot(index="row", columns="model", values="net"),
+                       "numeric: share over- minus under-predicted", "net over-prediction share",
+                       "numeric task: target"))
+    if not maj.empty:
         maj = maj.assign(row=maj["task"] + ": " + maj["field"])
-        _heatmap(axes[1], maj.pivot(index="row", columns="model", values="excess"),
-                 "categorical: majority class predicted minus true share", "excess share")
-    fig.suptitle(_title(lb, "Bias"), fontsize=9)
-    return _save(fig, path)
+        panels.append((maj.pivot(index="row", columns="model", values="excess"),
+                       "categorical: majority class, predicted minus true share", "excess share",
+                       "categorical task: field"))
+    if not panels:
+        return "no numeric or categorical task"
+    rows = max(len(p[0]) for p in panels)
+    fig, axes = subplots(1, len(panels), figsize=(6.5 * len(panels), 0.4 * rows + 3),
+                         squeeze=False)
+    for ax, (table, head, label, ylabel) in zip(axes[0], panels):
+        _heatmap(fig, ax, table, head, label)
+        ax.set_ylabel(ylabel)
+    fig.suptitle(title(lb, "Bias"))
+    return save(fig, path)
 
 
-def class_shares_figure(lb: Leaderboard, path: Path) -> Path:
+def class_shares_figure(lb: Leaderboard, path: Path) -> Path | str:
     cs = lb.analyses["class_shares"]
     fields = cs[["task", "field"]].drop_duplicates().to_numpy().tolist()
-    ncol = 3
-    nrow = max(1, -(-len(fields) // ncol))
-    fig, axes = _subplots(nrow, ncol, figsize=(15, 3.5 * nrow), squeeze=False)
     if not fields:
-        _empty(axes[0, 0], "no categorical tasks")
-    colors = _colors(lb.models)
+        return "no categorical task"
+    ncol = min(3, len(fields))
+    nrow = -(-len(fields) // ncol)
+    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, 4.5 * ncol + 1), 4.2 * nrow),
+                         squeeze=False)
+    cmap = colors(lb.models)
     for ax, (task, fld) in zip(axes.ravel(), fields):
         part = cs[(cs["task"] == task) & (cs["field"] == fld)]
         labels = list(dict.fromkeys(part["label"]))
@@ -184,23 +213,28 @@ def class_shares_figure(lb: Leaderboard, path: Path) -> Path:
         ax.bar(x - 0.4 + width / 2, true, width, color="black", label="true")
         for j, m in enumerate(models):
             sub = part[part["model"] == m].set_index("label").reindex(labels)
-            ax.bar(x - 0.4 + width * (j + 1.5), sub["pred_share"], width, color=colors[m], label=m)
-        ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
-        ax.set_title(f"{task}: {fld}", fontsize=8)
+            ax.bar(x - 0.4 + width * (j + 1.5), sub["pred_share"], width, color=cmap[m], label=m)
+        ax.set_xticks(x, labels, rotation=30, ha="right")
+        ax.set_ylabel("share of valid rows")
+        ax.set_xlabel(fld)
+        ax.set_title(task)
+        ax.legend()
     for ax in axes.ravel()[len(fields):]:
         ax.set_axis_off()
-    if fields:
-        axes[0, 0].legend(fontsize=6)
-    fig.suptitle(_title(lb, "Predicted vs true class shares"), fontsize=9)
-    return _save(fig, path)
+    fig.suptitle(title(lb, "Predicted vs true class shares"))
+    return save(fig, path)
 
 
-def persistence_figure(lb: Leaderboard, path: Path) -> Path:
+def persistence_figure(lb: Leaderboard, path: Path) -> Path | str:
     p = lb.analyses["persistence"]
-    fig, ax = _subplots(figsize=(8, 4.5))
+    if p.empty or not (p["n"] > 0).any():
+        return "no probability (distribution) task"
+    p = p[p["model"].map(lambda m: any(td.backends.get(m) != "no_change"
+                                       for td in lb.tds.values() if m in td.backends))]
     if p.empty:
-        _empty(ax, "no probability (distribution) tasks")
-        return _save(fig, path)
+        return ("only no-change answers on probability tasks: it is the previous report, so "
+                "it has nothing to show against itself")
+    fig, ax = subplots(figsize=(9, 5))
     p = p[p["n"] > 0].assign(w_model=lambda d: d["model_tv"] * d["n"],
                              w_naive=lambda d: d["naive_tv"] * d["n"])
     g = p.groupby(["model", "subset"])[["w_model", "w_naive", "n"]].sum()
@@ -214,78 +248,115 @@ def persistence_figure(lb: Leaderboard, path: Path) -> Path:
         ax.bar(x + (k - 0.5) * 0.4, vals, 0.4, hatch=hatch, edgecolor="black",
                color="tab:blue" if subset == "changed" else "tab:orange",
                label=f"model, {subset} reports")
-        ax.scatter(x + (k - 0.5) * 0.4, naive, marker="_", s=200, color="black", zorder=3,
-                   label="no-change" if k == 0 else None)
-    ax.set_xticks(x, models, rotation=60, ha="right", fontsize=7)
+        ax.scatter(x + (k - 0.5) * 0.4, naive, marker="_", s=300, color="black", zorder=3,
+                   label="no-change, same rows" if k == 0 else None)
+    ax.set_xticks(x, models, rotation=45, ha="right")
+    ax.set_xlabel("model")
     ax.set_ylabel("mean TV (lower is better)")
-    ax.legend(fontsize=7)
-    ax.set_title(_title(lb, "Probability reports changed vs unchanged from the previous report"),
-                 fontsize=9)
-    return _save(fig, path)
+    ax.legend()
+    ax.set_title(title(lb, "Reports changed vs unchanged from the previous report"))
+    return save(fig, path)
 
 
-def cutoff_figure(lb: Leaderboard, path: Path) -> Path:
+def cutoff_figure(lb: Leaderboard, path: Path) -> Path | str:
     c = lb.analyses["cutoff"]
-    kinds = [k for k in ("numeric", "categorical", "distribution") if k in set(c["target_type"])]
-    fig, axes = _subplots(1, max(1, len(kinds)), figsize=(5 * max(1, len(kinds)), 4.5),
-                             squeeze=False)
-    if not kinds:
-        _empty(axes[0, 0], "no model with a knowledge cutoff (tag hhx.model_cutoff)")
-        return _save(fig, path)
-    for ax, kind in zip(axes[0], kinds):
+    if c.empty:
+        return "no model records a knowledge cutoff (tag hhx.model_cutoff)"
+    panels = []
+    for kind in ("numeric", "categorical", "distribution"):
         part = c[(c["target_type"] == kind) & (c["n"] > 0)]
         # Only tasks with rows on both sides of the cutoff, so the two bars compare like with like.
         both = part.groupby(["model", "task"])["period"].transform("nunique") == 2
         means = part[both].groupby(["model", "period"])[["metric", "naive_metric"]].mean()
-        if means.empty:
-            _empty(ax, f"{kind}: no task with rows both before and after a cutoff")
-            continue
+        if not means.empty:
+            panels.append((kind, means))
+    if not panels:
+        return "no task has rows released both before and after a model's knowledge cutoff"
+    fig, axes = subplots(1, len(panels), figsize=(min(13.0, 5 * len(panels) + 1), 5),
+                         squeeze=False)
+    for ax, (kind, means) in zip(axes[0], panels):
         g = means["metric"].unstack().reindex(columns=["before", "after"])
         naive = means["naive_metric"].unstack().reindex(columns=["before", "after"])
         x = np.arange(len(g))
         ax.bar(x - 0.2, g["before"], 0.4, label="released on/before cutoff")
         ax.bar(x + 0.2, g["after"], 0.4, label="released after cutoff", hatch="//")
         ax.scatter(np.r_[x - 0.2, x + 0.2], np.r_[naive["before"], naive["after"]], marker="_",
-                   s=200, color="black", zorder=3, label="no-change, same rows")
-        ax.set_xticks(x, g.index, rotation=60, ha="right", fontsize=7)
-        ax.set_title(f"{OFFICIAL[kind]} ({kind} tasks with rows on both sides)", fontsize=9)
-        ax.legend(fontsize=7)
-    fig.suptitle(_title(lb, "Before vs after the model's knowledge cutoff"), fontsize=9)
-    return _save(fig, path)
+                   s=300, color="black", zorder=3, label="no-change, same rows")
+        ax.set_xticks(x, g.index, rotation=45, ha="right")
+        ax.set_xlabel("model")
+        ax.set_ylabel(metric_label(kind))
+        ax.set_title(f"{kind} tasks with rows on both sides")
+    # The same three entries in every panel: one legend below them, clear of the bars.
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    fig.suptitle(title(lb, "Before vs after the model's knowledge cutoff"))
+    return save(fig, path)
 
 
-def over_time_figure(lb: Leaderboard, path: Path) -> Path:
+def period_midpoint(period: str) -> pd.Timestamp:
+    """The middle of a release period ("2021" or "2021Q3"), for a real time axis."""
+    p = pd.Period(period, freq="Y" if len(period) == 4 else "Q")
+    return (p.start_time + (p.end_time - p.start_time) / 2).floor("D")
+
+
+def over_time_figure(lb: Leaderboard, path: Path) -> Path | str:
     ot = lb.analyses["over_time"]
+    ot = ot[ot["n"] > 0]
     tasks = [t for t in lb.tds if ot.loc[ot["task"] == t, "period"].nunique() >= 2]
-    ncol = 4
-    nrow = max(1, -(-len(tasks) // ncol))
-    fig, axes = _subplots(nrow, ncol, figsize=(16, 3.2 * nrow), squeeze=False)
     if not tasks:
-        _empty(axes[0, 0], "no task spans two or more release periods")
-    colors = _colors(lb.models)
+        return f"no task has rows in two or more release {lb.settings.time_bin}s"
+    ncol = min(3, len(tasks))
+    nrow = -(-len(tasks) // ncol)
+    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, 4.4 * ncol + 1), 3.8 * nrow + 0.8),
+                         squeeze=False)
+    cmap = colors(lb.models)
     for ax, t in zip(axes.ravel(), tasks):
-        part = ot[(ot["task"] == t) & (ot["n"] > 0)]
+        td = lb.tds[t]
+        part = ot[ot["task"] == t].assign(when=lambda d: d["period"].map(period_midpoint))
         for m in part["model"].unique():
-            sub = part[part["model"] == m]
-            ax.plot(sub["period"], sub["metric"], marker=".", color=colors[m], label=m, lw=1)
-        naive = part.groupby("period")["naive_metric"].mean()
-        ax.plot(naive.index, naive.to_numpy(), color="black", ls="--", lw=0.8, label="no-change")
-        ax.set_title(f"{t} ({lb.tds[t].target_type})", fontsize=8)
-        ax.tick_params(axis="x", labelrotation=60, labelsize=6)
+            sub = part[part["model"] == m].sort_values("when")
+            ax.plot(sub["when"], sub["metric"], marker="o", color=cmap[m], label=m, lw=1.5)
+            if td.backends.get(m) != "no_change":
+                # No-change scored on exactly this model's valid rows of each period.
+                ax.plot(sub["when"], sub["naive_metric"], color=cmap[m], ls="--", lw=1.2,
+                        label=f"no-change on {m}'s rows")
+        ax.xaxis.set_major_locator(mdates.AutoDateLocator(maxticks=6))
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+        ax.set_xlabel(f"release date (midpoint of each {lb.settings.time_bin})")
+        ax.set_ylabel(metric_label(td.target_type))
+        ax.set_title(t)
     for ax in axes.ravel()[len(tasks):]:
         ax.set_axis_off()
-    if tasks:
-        axes[0, 0].legend(fontsize=6)
-    fig.suptitle(_title(lb, f"Official metric by release {lb.settings.time_bin}"), fontsize=9)
-    return _save(fig, path, dpi=80 if len(tasks) > 8 else 110)  # keeps the report small
+    legend: dict[str, object] = {}  # every model of every panel, once
+    for ax in axes.ravel()[:len(tasks)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center",
+               ncol=min(4, len(legend)))
+    fig.suptitle(title(lb, f"Official metric by release {lb.settings.time_bin}; dashed: "
+                           "no-change on the same rows"))
+    return save(fig, path)
 
 
-def write_figures(lb: Leaderboard, out_dir: Path) -> dict[str, Path]:
-    """Write every figure; returns name -> PNG path."""
+def write_figures(lb: Leaderboard, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """Draw every figure that has data: (name -> PNG path, name -> why it was not drawn)."""
+    from hhx.leaderboard.diagnostics import write_diagnostics
+
     makers = {
         "leaderboard": leaderboard_figure, "relmae_by_task": relmae_figure,
         "type_summary": type_summary_figure, "bias": bias_figure,
         "class_shares": class_shares_figure, "persistence": persistence_figure,
         "cutoff": cutoff_figure, "over_time": over_time_figure,
     }
-    return {name: makers[name](lb, out_dir / f"{name}.png") for name in FIGURES}
+    written: dict[str, Path] = {}
+    omitted: dict[str, str] = {}
+    for name in FIGURES:
+        out = makers[name](lb, out_dir / f"{name}.png")
+        if isinstance(out, Path):
+            written[name] = out
+        else:
+            omitted[name] = out
+    stale = [p for p in out_dir.glob("*.png") if p.stem in omitted]
+    for p in stale:  # a figure of an earlier leaderboard in the same folder must not linger
+        p.unlink()
+    written.update(write_diagnostics(lb, out_dir))
+    return written, omitted

@@ -1,7 +1,8 @@
 """`python -m hhx stage=leaderboard`: collect evaluate runs, bootstrap, write and track the board.
 
 Output folder (leaderboard.output_dir): `report.html` (self-contained), `leaderboard.json`
-(settings, notes, file list), tables as CSV and Markdown, `analyses/*.csv`, `figures/*.png`.
+(settings, notes, file list, figures not drawn and why), tables as CSV and Markdown,
+`analyses/*.csv`, `figures/*.png` (summary figures and one `task_<task>.png` diagnostic per task).
 The whole folder is logged as one MLflow run tagged hhx.stage=leaderboard in
 tracking.experiment (when tracking is enabled).
 """
@@ -69,13 +70,14 @@ def write_outputs(
         files[f"analyses/{name}.csv"] = write_csv_atomic(
             out_dir / "analyses" / f"{name}.csv", labelled(df)
         )
-    figures = write_figures(lb, out_dir / "figures")
+    figures, omitted = write_figures(lb, out_dir / "figures")
     files.update({f"figures/{k}.png": v for k, v in figures.items()})
-    files["report.html"] = write_html(lb, figures, out_dir / "report.html", meta)
+    files["report.html"] = write_html(lb, figures, out_dir / "report.html", meta, omitted)
     files["leaderboard.json"] = write_json_atomic(
         out_dir / "leaderboard.json",
         {**meta, "notes": lb.notes, "models": lb.models, "tasks": list(lb.tds),
-         "xgboost_comparator": lb.xgb_model, "files": sorted(files)},
+         "xgboost_comparator": lb.xgb_model, "files": sorted(files),
+         "figures_not_drawn": omitted},
     )
     return files
 
@@ -154,7 +156,8 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
     run_id = None
     if tracking is not None and tracking.enabled:
         run_id = log_to_mlflow(lb, out_dir, tracking, meta)
-    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked"]]
+    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked",
+                            "same_examples"]]
     label = " (SYNTHETIC demo data)" if lb.synthetic else ""
     print(f"\nleaderboard{label}: {len(selection.runs)} run(s), split {lb.split}, "
           f"{settings.n_resamples:,} bootstrap resamples")
@@ -167,6 +170,7 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
         "mlflow_run_id": run_id, "synthetic": lb.synthetic, "split": lb.split,
         "n_runs": len(selection.runs), "models": lb.models, "tasks": list(lb.tds),
         "leaderboard": lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi",
-                                       "n_tasks_ranked", "complete"]].to_dict("records"),
+                                       "n_tasks_ranked", "complete", "same_examples",
+                                       "different_examples"]].to_dict("records"),
         "notes": lb.notes,
     }

@@ -168,12 +168,14 @@ def compute(
     unlogged: list[str] = []
     undefined: list[str] = []
     for name, td in tds.items():
-        sets = {m: frozenset(r.details["id"].astype(str) + "@" + r.details["time"].astype(str))
-                for m, r in td.runs.items()}
-        if len(set(sets.values())) > 1:
-            notes.append(f"{name}: models were evaluated on different example sets "
-                         f"({sorted({len(s) for s in sets.values()})} rows); each is scored on "
-                         "its own valid rows, comparisons on rows valid for both")
+        sizes = example_set_sizes(td)
+        partial = {m: k for m, k in sizes.items() if k != td.n}
+        if partial:
+            notes.append(f"{name}: runs were evaluated on different examples ("
+                         + ", ".join(f"{m}: {k} of {td.n}" for m, k in sorted(partial.items()))
+                         + f"; {td.n} = every example any run of the task was evaluated on); "
+                         "their scores are marked and come from other rows, so they rank only "
+                         "roughly against the others; comparisons use rows valid for both")
         derived_cells += [f"{m} x {name}" for m in sorted(td.derived)]
         tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb)
         boots[name] = tb
@@ -191,9 +193,11 @@ def compute(
                 "metric": OFFICIAL[td.target_type], "model": m, "backend": td.backends[m],
                 "score": tb.point[m], "ci_lo": float(lo[j]), "ci_hi": float(hi[j]),
                 **_run_figures(td, m),
+                "n_task_examples": td.n, "same_examples": sizes.get(m, td.n) == td.n,
                 "logged_primary_score": (run.metrics.get("primary_score", np.nan)
                                          if run else np.nan),
                 "source": run.source if run else "derived from naive_baseline",
+                "url": run.url if run else None,
             })
             for key, value in per.items():
                 if key != "primary":
@@ -222,6 +226,8 @@ def compute(
     for kind in TYPES:
         part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
         board[OFFICIAL[kind]] = board["model"].map(part.set_index("model")["mean"])
+    board = _mark_examples(board, task_metrics)
+    summary["same_examples"] = summary["model"].map(board.set_index("model")["same_examples"])
     board["synthetic"] = selection.synthetic
     incomplete = board.loc[~board["complete"], "model"].tolist()
     if incomplete:
@@ -246,6 +252,30 @@ def compute(
         },
         notes=notes,
     )
+
+
+def example_set_sizes(td: TaskData) -> dict[str, int]:
+    """Rows each model was evaluated on (a derived no-change answers every row of the task).
+
+    Rows are aligned on the union of all runs' examples, so a run covers the task's examples
+    exactly when its example count equals `td.n`."""
+    sizes = {m: len(r.details) for m, r in td.runs.items()}
+    return {m: sizes.get(m, td.n) for m in td.models}
+
+
+def _mark_examples(board: pd.DataFrame, task_metrics: pd.DataFrame) -> pd.DataFrame:
+    """Say per model where it was evaluated on other examples than the task's; rank those last.
+
+    Such a model's average rank compares scores from different households, so it is listed
+    after the models scored on every task's full example set, with the tasks named."""
+    part = task_metrics[~task_metrics["same_examples"]]
+    where = {m: ", ".join(f"{r.task} ({r.num_examples} of {r.n_task_examples})"
+                          for r in g.itertuples()) for m, g in part.groupby("model")}
+    board = board.assign(same_examples=~board["model"].isin(list(where)),
+                         different_examples=board["model"].map(where).fillna(""))
+    board = board.sort_values(["complete", "same_examples", "avg_rank", "model"],
+                              ascending=[False, False, True, True], kind="stable")
+    return board.reset_index(drop=True)
 
 
 def _comparisons(tds, boots, confidence) -> pd.DataFrame:

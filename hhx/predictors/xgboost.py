@@ -19,8 +19,9 @@ import xgboost as xgb
 
 from hhx.config import TargetType, TaskConfig, XGBoostConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import write_json_atomic
+from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
+from hhx.progress import progress
 from hhx.tasks.registry import distribution_vectors
 
 if TYPE_CHECKING:
@@ -169,6 +170,32 @@ def projected_tv(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(0.5 * np.abs(pred - y_true).sum(axis=1)))
 
 
+class RoundProgress(xgb.callback.TrainingCallback):
+    """A progress line/bar per boosting round (with ETA); closed when early stopping ends it."""
+
+    def __init__(self, desc: str, total: int):
+        super().__init__()
+        self.desc, self.total, self.bar = desc, total, None
+
+    def before_training(self, model: Any) -> Any:
+        self.bar = progress(desc=self.desc, total=self.total, unit="round")
+        return model
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        if self.bar is not None:
+            self.bar.update(1)
+        return False
+
+    def after_training(self, model: Any) -> Any:
+        if self.bar is not None:
+            if self.bar.n < self.total:  # early stopping ended it: done, not 36% with an ETA
+                self.bar.total = self.bar.n
+                self.bar.set_postfix_str("early stopping")
+            self.bar.close()
+            self.bar = None
+        return model
+
+
 @dataclass
 class Output:
     """One fitted model: a numeric/categorical target column or a distribution group."""
@@ -239,6 +266,8 @@ class XGBoostPredictor:
             cls = xgb.XGBClassifier
         if s.n_estimators is not None:
             params["n_estimators"] = int(s.n_estimators)
+        params["callbacks"] = [RoundProgress(f"XGBoost fit {output.name}",
+                                             int(params["n_estimators"]))]
         return cls(**params)
 
     def _targets(self, task: TaskConfig, output: Output, idx: int, frame: pd.DataFrame) -> np.ndarray:
@@ -337,7 +366,15 @@ class XGBoostPredictor:
         folder.mkdir(parents=True, exist_ok=True)
         for output in self.outputs:
             path = folder / f"{output.name}.ubj"
-            output.model.save_model(path)
+            # Saved under its own name in a scratch folder, then moved: never half-written
+            # (XGBoost reports a full disk as "FileStream.Write incomplete", not an OSError).
+            with temp_dir(folder, prefix="model-") as tmp:
+                try:
+                    output.model.save_model(tmp / path.name)
+                except xgb.core.XGBoostError as exc:
+                    raise OSError(None, f"XGBoost could not write the model ({exc})".split(
+                        "\n")[0][:300], str(path)) from exc
+                (tmp / path.name).replace(path)
             meta = {
                 "task": self.task.name, "output": output.name, "kind": output.kind,
                 "classes": output.classes, "seed": int(self.task.xgb_seeds[output.name]),

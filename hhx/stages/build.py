@@ -24,7 +24,7 @@ from hhx.stages.data import (
 from hhx.surveys.base import BuildReport
 from hhx.surveys.registry import ALL, survey_names, survey_waves
 from hhx.tasks.registry import as_task
-from hhx.tracking.mlflow_run import flatten_config, log_run
+from hhx.tracking.mlflow_run import begin_run, experiment_for, fail_run, flatten_config, log_run
 
 __all__ = ["run", "survey_waves"]
 
@@ -60,10 +60,25 @@ def build_sources(cfg: DictConfig, names: list[str]) -> dict[str, BuildReport | 
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
-    t0 = time.perf_counter()
+    """Build runs go to `<tracking.experiment>-builds`, created RUNNING when the build starts."""
     name = survey_requested(cfg)
+    target = name or str(cfg.task.name)
+    experiment = experiment_for(cfg.tracking, "build")
+    run_id = begin_run(cfg.tracking, run_name=f"{target} · build · {time.strftime('%m-%d %H:%M')}",
+                       tags={"hhx.stage": "build", "hhx.status": "running"},
+                       experiment=experiment)
+    try:
+        return _build(cfg, name, run_id, experiment)
+    except BaseException as exc:
+        fail_run(cfg.tracking, run_id, str(exc) or type(exc).__name__)
+        raise
+
+
+def _build(cfg: DictConfig, name: str | None, run_id: str | None,
+           experiment: str) -> dict[str, Any]:
+    t0 = time.perf_counter()
     tags = {"hhx.stage": "build", "hhx.data_source": source_of(cfg).value,
-            "hhx.synthetic": "true" if is_synthetic(cfg) else "false"}
+            "hhx.synthetic": "true" if is_synthetic(cfg) else "false", "hhx.status": "finished"}
     if name:
         names = survey_names() if name == ALL else [name]
         try:
@@ -94,6 +109,6 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         print(f"built {task.name} in {bench.root}: {len(bench.prompts):,} rows "
               + ", ".join(f"{k}={v:,}" for k, v in sorted(counts.items())))
     metrics["seconds"] = time.perf_counter() - t0
-    log_run(cfg.tracking, run_name=f"build/{name or cfg.task.name}", params=params, tags=tags,
-            metrics=metrics, artifact_dir=None)
+    log_run(cfg.tracking, run_name=f"{name or cfg.task.name} · build", params=params, tags=tags,
+            metrics=metrics, artifact_dir=None, run_id=run_id, experiment=experiment)
     return metrics

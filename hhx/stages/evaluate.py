@@ -32,7 +32,7 @@ from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
-from hhx.tracking.mlflow_run import flatten_config, log_run
+from hhx.tracking.mlflow_run import begin_run, directed_name, fail_run, flatten_config, log_run
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,33 @@ RECORD_KEYS = ["id", "time", "release_date", "system", "user", "assistant", "nai
 
 class RunFailed(HhxError):
     """The run was written and logged FAILED (coverage below min_coverage)."""
+
+
+def selection_rule(bench: BenchTask, split: str, limit: int | None) -> tuple[int, str]:
+    """(rows the split holds, the rule that chose the evaluated ones), for console and MLflow."""
+    from hhx.bench import splits as sp
+    from hhx.bench.layout import EVAL_SAMPLE_DIRS
+
+    if bench.layout == "eval_sample":
+        return len(bench.prompts), (f"every row of the eval-sample file {split} "
+                                    "(data.max_examples=null)")
+    assert bench.splits is not None
+    if split in EVAL_SAMPLE_DIRS:
+        n = sp.EVAL_ROWS_PER_TASK if limit is None else min(int(limit), sp.EVAL_ROWS_PER_TASK)
+        if split == "pre_cutoff":
+            total = int((bench.splits["split"] == "pre_cutoff_test").sum())
+            return total, (f"official eval sample: first {n} of pre_cutoff_test by split_position "
+                           f"(data.split=pre_cutoff, data.max_examples={limit})")
+        keep = (bench.splits["split"] == "post_cutoff_test") & (
+            bench.splits["release_date"].astype("string") > sp.EVAL_POST_CUTOFF_DATE)
+        return int(keep.sum()), (
+            f"official eval sample: {n} post_cutoff_test rows released after "
+            f"{sp.EVAL_POST_CUTOFF_DATE}, interleaved by quarter (data.split=post_cutoff, "
+            f"data.max_examples={limit})")
+    total = int((bench.splits["split"] == split).sum())
+    if limit is None:
+        return total, f"every row of {split} (data.max_examples=null)"
+    return total, f"first {int(limit)} of {split} by split_position (data.max_examples={limit})"
 
 
 def coverage_failure(result: dict, metrics: dict[str, Any], min_coverage: float) -> str | None:
@@ -127,6 +154,9 @@ def metric_items(result: dict, prefix: str = "") -> dict[str, Any]:
     m = result["metrics"]
     out: dict[str, Any] = {
         f"{prefix}primary_score": m.get("primary_score"),
+        # the same score under a name that says which metric it is and which way is better
+        f"{prefix}{directed_name(str(m.get('primary_metric')), str(m.get('score_direction')))}":
+            m.get("primary_score"),
         f"{prefix}num_examples": result["num_examples"],
         f"{prefix}num_valid": result["num_valid"],
         f"{prefix}num_invalid": result["num_invalid"],
@@ -185,6 +215,31 @@ def model_label(cfg: DictConfig) -> str:
     return f"{name}+lora:{adapter_label(str(adapter))}" if adapter else name
 
 
+def run_name(task: str, model: str, stage: str, synthetic: bool) -> str:
+    """`labor_cps_jobfind · xgboost · evaluate · synthetic · 12-01 18:40`: readable, and two runs
+    of one cell told apart by their start."""
+    parts = [task, model, stage, *(["synthetic"] if synthetic else []), time.strftime("%m-%d %H:%M")]
+    return " · ".join(parts)
+
+
+def selection_tags(split_rows: int, n: int, rule: str) -> dict[str, str]:
+    return {"hhx.rows_evaluated": str(n), "hhx.split_rows": str(split_rows),
+            "hhx.selection_rule": rule}
+
+
+def logged_examples(task: TaskConfig, cfg: DictConfig, bench: BenchTask,
+                    details: pd.DataFrame) -> dict[str, Any]:
+    """The evaluated examples as the run's dataset input, and the per-example details as a
+    table the MLflow UI previews (the parquet beside it is for programs)."""
+    keys = details[["id", "time", "release_date", "split", "split_position", "reference"]].copy()
+    keys["split_position"] = keys["split_position"].astype("float")
+    name = f"{task.name}/{cfg.data.split}"
+    preview = details.drop(columns=["predictor_details"]).copy()
+    preview["split_position"] = preview["split_position"].astype("float")
+    return {"dataset": (keys, name, str(Path(str(bench.root)).resolve())),
+            "tables": {f"details/{task.name}.table.json": preview}}
+
+
 def record_run(
     cfg: DictConfig,
     task: TaskConfig,
@@ -194,6 +249,8 @@ def record_run(
     metrics: dict[str, Any],
     failure: str | None,
     extra_tags: dict[str, str] | None = None,
+    run_id: str | None = None,
+    logged: dict[str, Any] | None = None,
 ) -> str | None:
     """Write run_info.json and log the MLflow run: FINISHED, or FAILED with `failure` (tag
     hhx.failure_reason). Returns the MLflow run id."""
@@ -227,12 +284,14 @@ def record_run(
         write_text_atomic(out / "config" / "resolved.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     return log_run(
         cfg.tracking,
-        run_name=f"{task.name}/{model_name}" + (" [synthetic]" if synthetic else ""),
+        run_name=run_name(task.name, model_name, "evaluate", synthetic),
         params=flatten_config(cfg),
         tags=tags,
         metrics=metrics,
         artifact_dir=out,
         status=status,
+        run_id=run_id,
+        **(logged or {}),
     )
 
 
@@ -248,6 +307,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
         raise DataError(f"task {task.name}: split {cfg.data.split} has no rows in {bench.root}")
     gold = examples[RECORD_KEYS].to_dict("records")
+    split_rows, rule = selection_rule(bench, str(cfg.data.split), cfg.data.max_examples)
+    log.info("evaluating %d of %d rows of %s: %s", len(examples), split_rows, cfg.data.split, rule)
 
     # --- sweeps (hhx/sweeps/cell.py): identity tags; in a sweep, skip a cell MLflow already
     # holds as FINISHED, or only estimate it (sweep.dry_run)
@@ -255,6 +316,27 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if cell.outcome is not None:
         return cell.outcome
 
+    synthetic = is_synthetic(cfg) or bench.synthetic
+    picked = selection_tags(split_rows, len(examples), rule)
+    run_id = begin_run(cfg.tracking, run_name=run_name(task.name, model_name, "evaluate", synthetic),
+                       tags={"hhx.stage": "evaluate", "hhx.task": task.name,
+                             "hhx.model": model_name, "hhx.status": "running", **picked})
+    try:
+        return _evaluate(cfg, task, model_name, bench, examples, gold, cell, started, started_at,
+                         run_id, picked, split_rows, rule)
+    except BaseException as exc:
+        reason = str(exc) or type(exc).__name__
+        try:
+            fail_run(cfg.tracking, run_id, reason)  # a no-op when the run was already ended
+        except Exception as log_exc:  # e.g. a full disk: the stop message matters more
+            log.warning("could not mark MLflow run %s failed: %s", run_id, log_exc)
+        raise
+
+
+def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask,
+              examples: pd.DataFrame, gold: list[dict], cell: Any, started: float,
+              started_at: float, run_id: str | None, picked: dict[str, str], split_rows: int,
+              rule: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     predictor = None
     try:
@@ -275,7 +357,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             metrics = predictor.run_metrics() if predictor is not None else {}
             try:
                 record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc),
-                           cell.tags)
+                           {**cell.tags, **picked}, run_id=run_id)
             except Exception as log_exc:  # e.g. the same full disk: the stop message matters more
                 log.warning("could not record the failed run: %s", log_exc)
         raise
@@ -289,10 +371,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     result = score(task, cfg, gold, official)
 
     out = run_dir()
+    details = details_frame(task, examples, result, rows)
     files = {
         "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl", official),
-        "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet",
-                                        details_frame(task, examples, result, rows)),
+        "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet", details),
         "result": write_result(out / "result" / f"{task.name}.json", result),
         "config": write_text_atomic(out / "config" / "resolved.yaml",
                                     OmegaConf.to_yaml(cfg, resolve=True)),
@@ -310,18 +392,22 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         metrics.update(metric_items(naive_result, prefix="no_change."))
     metrics.update(predictor.run_metrics())
     metrics.update(fit_seconds=fit_s, predict_seconds=predict_s,
-                   wall_time_s=time.perf_counter() - started)
+                   wall_time_s=time.perf_counter() - started, split_rows=split_rows,
+                   evaluated_share=len(examples) / split_rows if split_rows else None)
 
     min_coverage = float(getattr(cfg, "min_coverage", 0.0) or 0.0)
     failure = coverage_failure(result, metrics, min_coverage)
     if failure and failure_causes(metrics):
         failure += f" (failed requests: {failure_causes(metrics)})"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure, cell.tags)
+    run_id = record_run(cfg, task, bench, out, started_at, metrics, failure,
+                        {**cell.tags, **picked}, run_id=run_id,
+                        logged=logged_examples(task, cfg, bench, details))
     sweep_cell.finish(cell, task, run_id, metrics)  # the sweep summary's record
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
-    print(f"\n{task.name} · {cfg.data.split} · {len(examples)} examples · {label}")
+    print(f"\n{task.name} · {cfg.data.split} · {len(examples)} of {split_rows} rows evaluated "
+          f"· {label}\nrows chosen by: {rule}")
     print(format_table(table))
     if run_id:
         print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' ({cfg.tracking.uri})"

@@ -24,10 +24,15 @@ from hhx.surveys.registry import with_dependencies
 from hhx.tasks.registry import CONF_DIR, load_task, task_names
 
 
-def _data_config(name: str) -> DataConfig:
-    merged = OmegaConf.merge(OmegaConf.structured(DataConfig),
-                             OmegaConf.load(CONF_DIR / "data" / f"{name}.yaml"))
-    return OmegaConf.to_object(merged)  # type: ignore[return-value]
+def _data_config(name: str, cfg: DictConfig | None = None) -> DataConfig:
+    """conf/data/<name>.yaml with its folders under this run's project root (`paths`)."""
+    paths = cfg.paths if cfg is not None and cfg.get("paths") is not None else {"data_dir": "data"}
+    root = OmegaConf.create({"paths": OmegaConf.to_container(paths, resolve=True)
+                             if OmegaConf.is_config(paths) else paths})
+    root.data = OmegaConf.merge(OmegaConf.structured(DataConfig),
+                                OmegaConf.load(CONF_DIR / "data" / f"{name}.yaml"))
+    OmegaConf.resolve(root)
+    return OmegaConf.to_object(root.data)  # type: ignore[return-value]
 
 
 def model_configs() -> dict[str, ModelConfig]:
@@ -58,7 +63,7 @@ def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:
 
 
 def task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
-    demo, raw = _data_config("demo"), _data_config("raw")
+    demo, raw = _data_config("demo", cfg), _data_config("raw", cfg)
     official_root = None
     if str(cfg.data.source.value if hasattr(cfg.data.source, "value") else cfg.data.source) \
             == "official" and not OmegaConf.is_missing(cfg.data, "root"):

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
+from hhx.paths import conf_dir
 
-SURVEY_DIR = Path(__file__).resolve().parents[2] / "conf" / "survey"
+SURVEY_DIR = conf_dir() / "survey"  # working copy or wheel (hhx/paths.py)
 ALL = "all"  # conf/survey/all.yaml: every source (no builder of its own)
 
 

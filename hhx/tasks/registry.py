@@ -15,8 +15,9 @@ from omegaconf import OmegaConf
 
 from hhx.config import DistributionConfig, TargetType, TaskConfig
 from hhx.errors import ConfigError
+from hhx.paths import conf_dir
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_DIR = conf_dir()  # the working copy's conf/, or the one a wheel carries (hhx/paths.py)
 TASK_DIR = CONF_DIR / "task"
 
 # The 20 core macro predictors present in every task (spec 3.3), in registry order.

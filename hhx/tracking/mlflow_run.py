@@ -5,6 +5,13 @@ Secrets never reach the store: config keys with a secret name (`hhx.secrets.is_s
 values (secret-named environment variables, the variable `model.api_key_env` names, key-shaped
 text) are redacted before a value is cut to MLflow's length limit. A run is logged FINISHED, or
 FAILED with its reason (tag `hhx.failure_reason`).
+
+A run is created RUNNING when its work starts (`begin_run`) and ended by `log_run(run_id=...)`,
+so MLflow shows real durations; `fail_run` ends it FAILED with the reason when the work raised.
+Experiments carry `mlflow.experimentKind=custom_model_development`, so MLflow 3's UI opens them
+on their runs (not on the GenAI overview). Build and leaderboard runs go to experiments of their
+own (`<experiment>-builds`, `<experiment>-leaderboard`); evaluate runs stay in `experiment`.
+Evaluated examples are logged as a dataset input and tables (`log_table`) the UI previews.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import json
 import math
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,64 @@ from omegaconf import DictConfig, OmegaConf
 from hhx.secrets import is_secret_name, scrub
 
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"  # MLflow 3's kind for classical ML experiments
+DIRECTION_SUFFIX = {"higher_is_better": "higher_better", "lower_is_better": "lower_better"}
+
+
+def experiment_for(tracking: DictConfig, stage: str) -> str:
+    """Evaluate runs in `tracking.experiment`; build and leaderboard runs beside it, apart."""
+    base = str(tracking.experiment)
+    return {"build": f"{base}-builds", "leaderboard": f"{base}-leaderboard"}.get(stage, base)
+
+
+def directed_name(metric: str, direction: str) -> str:
+    """`mean_macro_f1`, `higher_is_better` -> `macro_f1__higher_better` (a metric column that says
+    which way is better)."""
+    short = metric.removeprefix("mean_")
+    return f"{short}__{DIRECTION_SUFFIX.get(direction, direction)}"
+
+
+def ensure_experiment(uri: str, experiment: str) -> str:
+    """The experiment's id, created if missing, with the experiment kind MLflow 3 reads."""
+    from mlflow.tracking import MlflowClient
+
+    from hhx.tracking.store import prepare_store
+
+    experiment_id = prepare_store(uri, experiment)  # schema once, first write locked
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment(experiment_id)
+    if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+        client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return experiment_id
+
+
+def begin_run(tracking: DictConfig, *, run_name: str, tags: dict[str, str],
+              experiment: str | None = None) -> str | None:
+    """Create a RUNNING run now (its start time is when the work starts); None when disabled."""
+    if not tracking.enabled:
+        return None
+    from mlflow.tracking import MlflowClient
+
+    uri = str(tracking.uri)
+    experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment))
+    run = MlflowClient(tracking_uri=uri).create_run(
+        experiment_id, run_name=run_name, tags={k: scrub(str(v)) for k, v in tags.items()})
+    return run.info.run_id
+
+
+def fail_run(tracking: DictConfig, run_id: str | None, reason: str) -> None:
+    """End a RUNNING run FAILED with its reason (tags hhx.status, hhx.failure_reason)."""
+    if not run_id or not tracking.enabled:
+        return
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=str(tracking.uri))
+    if client.get_run(run_id).info.status != "RUNNING":  # already ended, with its own reason
+        return
+    client.set_tag(run_id, "hhx.status", "failed")
+    client.set_tag(run_id, "hhx.failure_reason", scrub(reason)[:5000])
+    client.set_terminated(run_id, status="FAILED")
 
 
 def config_secrets(container: Any) -> list[str]:
@@ -73,25 +139,43 @@ def log_run(
     metrics: dict[str, Any],
     artifact_dir: Path | None,
     status: str = "FINISHED",
+    run_id: str | None = None,
+    experiment: str | None = None,
+    dataset: Any = None,
+    tables: dict[str, Any] | None = None,
 ) -> str | None:
-    """Create one MLflow run and end it with `status` (FINISHED or FAILED); returns its id (None
-    when tracking is disabled)."""
+    """Log to the run `run_id` (begun with `begin_run`), or to a new one, and end it with
+    `status` (FINISHED or FAILED); returns its id (None when tracking is disabled).
+
+    `dataset`: (frame, name, source) logged as the run's evaluation dataset input; `tables`:
+    artifact file -> frame, logged with `mlflow.log_table` (previewable in the UI)."""
     if not tracking.enabled:
         return None
     if status not in ("FINISHED", "FAILED"):
         raise ValueError(f"run status {status!r}: use FINISHED or FAILED")
     import mlflow
+    import mlflow.data
 
-    from hhx.tracking.store import prepare_store
-
-    prepare_store(str(tracking.uri), str(tracking.experiment))  # schema once, first write locked
-    mlflow.set_tracking_uri(str(tracking.uri))
-    mlflow.set_experiment(str(tracking.experiment))
-    run = mlflow.start_run(run_name=run_name)
+    uri = str(tracking.uri)
+    name = experiment or str(tracking.experiment)
+    experiment_id = ensure_experiment(uri, name)
+    mlflow.set_tracking_uri(uri)
+    if run_id is None:
+        run = mlflow.start_run(run_name=run_name, experiment_id=experiment_id)
+    else:
+        run = mlflow.start_run(run_id=run_id)
     try:
         mlflow.log_params(params)
         mlflow.set_tags({k: scrub(str(v)) for k, v in tags.items()})
         mlflow.log_metrics(finite_metrics(metrics))
+        if dataset is not None:
+            frame, ds_name, source = dataset
+            with warnings.catch_warnings():  # a local path "can be interpreted in multiple ways"
+                warnings.simplefilter("ignore", UserWarning)
+                mlflow.log_input(mlflow.data.from_pandas(frame, source=source, name=ds_name),
+                                 context="evaluation")
+        for artifact_file, frame in (tables or {}).items():
+            mlflow.log_table(data=frame, artifact_file=artifact_file)
         if tracking.log_artifacts and artifact_dir is not None and artifact_dir.is_dir():
             mlflow.log_artifacts(str(artifact_dir))
     except BaseException:

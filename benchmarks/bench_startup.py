@@ -1,0 +1,81 @@
+"""Benchmark: start-up of hhx against bare `python -c "import hydra, mlflow"`, in the same run.
+
+Times (median of --repeats fresh processes each): the reference import; `hhx --help`;
+`stage=describe`; a no-change evaluate of a demo task that is already built (MLflow store already
+created, so neither the build nor the store's migrations are timed; compare_no_change=false). The
+table gives each command's seconds, hhx's own overhead over the reference (goal: under 1 s for
+describe and the no-change evaluate), and the ratio. The demo is a small one (300 CPS households)
+in a temporary folder, removed afterwards. Whether the venv holds bytecode is printed too
+(setup.sh writes it; without it every start compiles thousands of files).
+
+    .venv/bin/python benchmarks/bench_startup.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL = ["task=labor_cps_jobfind", "data.demo.surveys={cps: {n_households: 300}}"]
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"bench_startup: `{' '.join(cmd[1:])}` failed:\n{proc.stderr[-2000:]}")
+    return seconds
+
+
+def bytecode_share() -> str:
+    site = Path(sysconfig.get_paths()["purelib"])
+    sources = sum(1 for _ in site.rglob("*.py"))
+    compiled = sum(1 for _ in site.rglob("*.pyc"))
+    return f"{compiled:,} .pyc for {sources:,} .py files in {site}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="hhx-bench-startup-"))
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "HHX_ROOT": str(work), "HHX_PROGRESS": "0",
+           "PYTHONPATH": str(REPO)}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    py = sys.executable
+    hhx = [py, "-m", "hhx"]
+    evaluate = [*hhx, *SMALL, "model=no_change", "compare_no_change=false"]
+    try:
+        print(f"bytecode: {bytecode_share()}")
+        print("building the demo task and the MLflow store (not timed) ...", flush=True)
+        timed(evaluate, work, env)  # build + store creation
+        cases = [
+            ("reference: python -c 'import hydra, mlflow'", [py, "-c", "import hydra, mlflow"]),
+            ("hhx --help", [*hhx, "--help"]),
+            ("hhx stage=describe", [*hhx, "stage=describe", "tracking=none"]),
+            ("hhx no-change evaluate (built task)", evaluate),
+        ]
+        results = {name: statistics.median(timed(cmd, work, env) for _ in range(args.repeats))
+                   for name, cmd in cases}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ref = results[cases[0][0]]
+    print(f"\nstart-up, median of {args.repeats} (s); overhead = time - reference\n")
+    print(f"{'command':<44} {'seconds':>8} {'overhead':>9} {'ratio':>6}")
+    for name, seconds in results.items():
+        print(f"{name:<44} {seconds:8.2f} {seconds - ref:+9.2f} {seconds / ref:6.2f}")
+    print(f"\n(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""MLflow as a user browses it, against a real SQLite store: runs RUNNING while they work and
+ended FINISHED/FAILED with real durations, the experiment kind MLflow 3 opens on its runs, builds
+apart from evaluations, directed metric names, the evaluated examples as a dataset input and
+the per-example details as a previewable table."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from omegaconf import OmegaConf
+
+from hhx.tracking.mlflow_run import (
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    begin_run,
+    directed_name,
+    experiment_for,
+    fail_run,
+    log_run,
+)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One store for the module (a new SQLite store's migrations take seconds)."""
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+
+
+@pytest.fixture
+def tr(store, request):
+    """Tracking settings with an experiment of the test's own."""
+    return OmegaConf.create({"enabled": True, "uri": store, "experiment": request.node.name[:40],
+                             "log_artifacts": True})
+
+
+def test_a_run_is_running_while_it_works_then_finished_with_its_duration(tr, tmp_path):
+    client = MlflowClient(tracking_uri=tr.uri)
+    run_id = begin_run(tr, run_name="t · m · evaluate", tags={"hhx.stage": "evaluate"})
+    assert client.get_run(run_id).info.status == "RUNNING"
+    time.sleep(0.3)
+    examples = pd.DataFrame({"id": ["a", "b"], "time": ["2020-01", "2020-02"],
+                             "reference": ['["x"]', '["y"]']})
+    details = examples.assign(valid=[True, False], raw_prediction=['["x"]', "nonsense"])
+    assert log_run(tr, run_name="ignored", params={"a": "1"}, tags={"hhx.status": "finished"},
+                   metrics={"primary_score": 0.5, directed_name("mean_macro_f1",
+                                                                "higher_is_better"): 0.5},
+                   artifact_dir=None, run_id=run_id, dataset=(examples, "t/pre", str(tmp_path)),
+                   tables={"details/t.table.json": details}) == run_id
+    run = client.get_run(run_id)
+    assert run.info.status == "FINISHED" and run.info.run_name == "t · m · evaluate"
+    assert run.info.end_time - run.info.start_time >= 300  # ms: from the start of the work
+    assert run.data.metrics == {"primary_score": 0.5, "macro_f1__higher_better": 0.5}
+    (ds,) = run.inputs.dataset_inputs
+    assert ds.dataset.name == "t/pre" and ds.tags[0].value == "evaluation"
+    assert [a.path for a in client.list_artifacts(run_id, "details")] == [
+        "details/t.table.json"]
+    exp = client.get_experiment_by_name(tr.experiment)
+    assert exp.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND == "custom_model_development"
+
+
+def test_a_run_that_raised_is_failed_with_its_reason_once(tr, tmp_path):
+    client = MlflowClient(tracking_uri=tr.uri)
+    run_id = begin_run(tr, run_name="t · m · evaluate", tags={})
+    fail_run(tr, run_id, "endpoint refused the key")
+    fail_run(tr, run_id, "a later, outer reason")  # already ended: kept as it was
+    run = client.get_run(run_id)
+    assert run.info.status == "FAILED" and run.info.end_time >= run.info.start_time
+    assert run.data.tags["hhx.failure_reason"] == "endpoint refused the key"
+    assert run.data.tags["hhx.status"] == "failed"
+
+
+def test_build_and_leaderboard_runs_have_experiments_of_their_own(tr, tmp_path):
+    hhx = OmegaConf.create({"experiment": "hhx"})
+    assert experiment_for(hhx, "evaluate") == "hhx"
+    assert experiment_for(hhx, "build") == "hhx-builds"
+    assert experiment_for(hhx, "leaderboard") == "hhx-leaderboard"
+    log_run(tr, run_name="cps · build", params={}, tags={"hhx.stage": "build"}, metrics={},
+            artifact_dir=None, experiment=experiment_for(tr, "build"))
+    client = MlflowClient(tracking_uri=tr.uri)
+    builds = client.get_experiment_by_name(f"{tr.experiment}-builds")
+    assert builds.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
+    assert len(client.search_runs([builds.experiment_id])) == 1
+    assert client.get_experiment_by_name(tr.experiment) is None  # no evaluate run was logged
+
+
+def test_directed_names_say_metric_and_direction():
+    assert directed_name("mean_relmae", "lower_is_better") == "relmae__lower_better"
+    assert directed_name("mean_total_variation", "lower_is_better") == \
+        "total_variation__lower_better"
