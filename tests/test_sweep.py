@@ -11,6 +11,7 @@ import multiprocessing
 from pathlib import Path
 
 import mlflow
+import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
@@ -21,7 +22,7 @@ from hhx.sweeps.callback import expected_cells
 from hhx.sweeps.grid import register_resolvers, select_tasks
 from hhx.sweeps.identity import cell_key, config_hash
 from hhx.sweeps.resources import Resources, job_resources
-from hhx.sweeps.summary import counts, format_summary, summary_frame
+from hhx.sweeps.summary import counts, format_summary, summary_frame, write_summary
 from hhx.tasks.registry import task_names
 from hhx.tracking.lookup import CELL_TAG, finished_cells
 from hhx.tracking.store import prepare_store
@@ -159,7 +160,7 @@ def test_summary_counts_run_skipped_failed_and_missing_jobs(tmp_path):
     assert counts(frame) == {"run": 1, "skipped": 1, "failed": 2, "dry_run": 0}
     text = format_summary(frame)
     assert text.splitlines()[0] == "sweep: 1 run, 1 skipped, 2 failed"
-    assert "failed: b x x: the job ended before reporting a result" in text
+    assert "failed: b x x (job 2): the job ended before reporting a result" in text
 
 
 def test_dry_run_summary_totals_requests_and_cost(tmp_path):
@@ -201,3 +202,78 @@ def test_summary_ignores_an_earlier_sweep_in_the_same_folder(tmp_path):
     _record(tmp_path / "0_a_x", status="run", job=0, task="a", model="x", sweep_id="new")
     _record(tmp_path / "1_a_y", status="skipped", job=1, task="a", model="y", sweep_id="old")
     assert counts(summary_frame(tmp_path))["skipped"] == 0
+
+
+def test_summary_table_names_metric_direction_and_what_tells_cells_apart(tmp_path):
+    (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 3, "sweep_id": "s"}))
+    common = {"sweep_id": "s", "task": "a", "metric": "mean_relmae",
+              "direction": "lower_is_better"}
+    _record(tmp_path / "0", status="run", job=0, model="x", score=0.125, n=200, valid_rate=1.0,
+            overrides=["task=a", "model=x", "data.max_examples=200"], **common)
+    _record(tmp_path / "1", status="failed", job=1, model="x", error="DataError: no file",
+            overrides=["task=a", "model=x", "data.max_examples=10"], **common)
+    _record(tmp_path / "2", status="run", job=2, model="y", score=0.5, n=200, valid_rate=0.5,
+            overrides=["task=a", "model=y", "data.max_examples=200"], **common)
+    frame = summary_frame(tmp_path)
+    # two cells share task x model: the override that differs is shown; a unique one shows none
+    assert list(frame["settings"]) == ["data.max_examples=200", "data.max_examples=10", ""]
+    text = format_summary(frame).splitlines()
+    assert text[0] == "sweep: 2 run, 0 skipped, 1 failed"
+    assert text[1].split() == ["job", "task", "model", "settings", "metric", "direction",
+                               "score", "n", "valid_rate", "status"]
+    assert text[2].split() == ["0", "a", "x", "data.max_examples=200", "mean_relmae", "lower",
+                               "0.1250", "200", "1.0000", "run"]
+    # a failed cell still says which metric it would have had; its score is missing, not 0
+    assert text[3].split() == ["1", "a", "x", "data.max_examples=10", "mean_relmae", "lower",
+                               "—", "—", "—", "failed"]
+    assert text[-1] == "failed: a x x (job 1): DataError: no file"
+    write_summary(tmp_path, frame, format_summary(frame))
+    md = (tmp_path / "sweep_summary.md").read_text().splitlines()
+    assert md[0] == "**sweep: 2 run, 0 skipped, 1 failed**"
+    assert md[2] == ("| job | task | model | settings | metric | direction | score | n | "
+                     "valid_rate | status |")
+    assert md[5] == "| 1 | a | x | data.max_examples=10 | mean_relmae | lower | — | — | — | failed |"
+    assert md[-1] == "- failed: a x x (job 1): DataError: no file"
+    assert len(pd.read_csv(tmp_path / "sweep_summary.csv")) == 3
+
+
+@pytest.mark.parametrize(("overrides", "refused"), [
+    (["experiment=smoke"], True),
+    (["experiment=smoke", "task=labor_cps_jobfind"], True),  # model is still swept
+    (["experiment=smoke", "task=labor_cps_jobfind", "model=no_change"], False),  # one cell
+    (["task=labor_cps_jobfind"], False),  # no preset: an ordinary run
+])
+def test_a_sweep_preset_without_multirun_says_so(overrides, refused):
+    from hhx.sweeps.callback import single_run_of_a_sweep
+
+    why = single_run_of_a_sweep(composed(*overrides, hydra=True))
+    assert (why is not None) == refused
+    if refused:
+        assert why.startswith("experiment=smoke is a sweep of ") and "add --multirun" in why
+
+
+def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_path):
+    """stage=build task=a,b is a sweep too: a job that returned is `run`, not `killed`."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.utils import JobReturn, JobStatus
+    from omegaconf import open_dict
+
+    from hhx.sweeps import cell
+    from hhx.sweeps.callback import SweepCallback
+
+    cfg = composed("stage=build", hydra=True)
+    with open_dict(cfg):
+        cfg.hydra.mode = "MULTIRUN"
+        cfg.hydra.job.num = 0
+        cfg.hydra.runtime.output_dir = str(tmp_path / "0_a")
+        cfg.hydra.sweep.dir = str(tmp_path)
+    saved = HydraConfig.instance().cfg
+    HydraConfig.instance().set_config(cfg)
+    try:
+        cell.record_start(cfg)
+        assert cell.read_record()["status"] == "started"
+        SweepCallback().on_job_end(cfg, JobReturn(status=JobStatus.COMPLETED))
+        assert cell.read_record()["status"] == "run"
+    finally:
+        HydraConfig.instance().cfg = saved
+    assert counts(summary_frame(tmp_path))["run"] == 1

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import mlflow
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.heavy
@@ -79,6 +80,42 @@ def test_joblib_two_workers_on_a_fresh_sqlite_store_then_resume_and_force(workdi
     assert len(cell_runs(uri)) == 3
 
 
+def test_failing_cells_do_not_stop_the_sweep_and_are_logged_failed_once(workdir, monkeypatch):
+    """Cells fail at once (data=official without data.root) or in the predictor (an API model
+    without its key); the other jobs still run; each failure is one FAILED MLflow run with its
+    reason (the stage's own, or the sweep's); the summary is printed, saved and logged; exit 1."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    uri = f"sqlite:///{workdir}/failing.db"
+    sweep = workdir / "sw_failing"
+    proc = hhx(workdir, uri, "--multirun", "model=gpt_5_nano,no_change", "data=official,demo",
+               f"hydra.sweep.dir={sweep}", check=False)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert summary_line(proc) == "sweep: 1 run, 0 skipped, 3 failed"
+    assert "hhx: error: 3 sweep cell(s) failed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    table = pd.read_csv(sweep / "sweep_summary.csv")
+    assert list(table.columns[:4]) == ["job", "task", "model", "settings"]
+    assert list(table["status"]) == ["failed", "failed", "failed", "run"]
+    assert list(table["metric"]) == ["mean_macro_f1"] * 4  # a categorical task: macro F1
+    assert "data.root" in table["error"][0] and "OPENAI_API_KEY" in table["error"][1]
+    md = (sweep / "sweep_summary.md").read_text()
+    assert md.startswith("**sweep: 1 run, 0 skipped, 3 failed**")
+    client = mlflow.MlflowClient(uri)
+    exp = client.get_experiment_by_name("hhx")
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'evaluate'")
+    assert sorted(r.info.status for r in runs) == ["FAILED"] * 3 + ["FINISHED"]  # none twice
+    by_id = {r.info.run_id: r for r in runs}
+    for pos, why in ((0, "data.root"), (1, "OPENAI_API_KEY"), (2, "data.root")):
+        failed = by_id[table["run_id"][pos]]
+        assert failed.info.status == "FAILED" and why in failed.data.tags["hhx.failure_reason"]
+        assert failed.data.params  # the config is on file
+    [summary] = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'sweep'")
+    assert summary.info.status == "FAILED" and summary.data.metrics["cells_failed"] == 3
+    assert "| failed |" in summary.data.tags["mlflow.note.content"]
+    logged = {a.path for a in client.list_artifacts(summary.info.run_id, "sweep")}
+    assert "sweep/sweep_summary_table.json" in logged and "sweep/sweep_summary.md" in logged
+
+
 def test_sweep_killed_half_way_resumes_with_the_finished_cells_skipped(workdir):
     uri = f"sqlite:///{workdir}/killed.db"
     sweep = workdir / "sw_killed"
@@ -117,6 +154,30 @@ def test_ray_launcher_on_a_local_cluster(workdir):
                "+hydra.launcher.ray.init.num_cpus=2", f"hydra.sweep.dir={workdir}/sw_ray")
     assert summary_line(proc) == "sweep: 2 run, 0 skipped, 0 failed"
     assert len(cell_runs(uri)) == 2
+
+
+def test_ray_start_that_times_out_is_retried_once_then_one_line(monkeypatch):
+    pytest.importorskip("ray")
+    import ray
+    from hydra_plugins.hydra_ray_launcher import _launcher_util
+    from omegaconf import OmegaConf
+
+    from hydra_plugins.hhx_launchers import ray_launcher
+
+    calls = []
+
+    def start_ray(cfg):  # what ray.init raises when the raylet gave up on its agents
+        calls.append(cfg)
+        raise Exception("The current node timed out during startup. This could happen ...")
+
+    monkeypatch.setattr(_launcher_util, "start_ray", start_ray)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    monkeypatch.setattr(ray_launcher, "agent_bytecode_missing", lambda: False)
+    cfg = OmegaConf.create({"address": None, "_temp_dir": "/tmp/rt"})
+    with pytest.raises(ray_launcher.RayStartError) as err:
+        ray_launcher.start_local_ray(cfg)
+    assert calls == [cfg, "shutdown", cfg, "shutdown"]
+    assert "\n" not in str(err.value) and "/tmp/rt/session_latest/logs/raylet.out" in str(err.value)
 
 
 def free_port() -> int:

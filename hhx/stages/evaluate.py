@@ -320,7 +320,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     picked = selection_tags(split_rows, len(examples), rule)
     run_id = begin_run(cfg.tracking, run_name=run_name(task.name, model_name, "evaluate", synthetic),
                        tags={"hhx.stage": "evaluate", "hhx.task": task.name,
-                             "hhx.model": model_name, "hhx.status": "running", **picked})
+                             "hhx.model": model_name, "hhx.status": "running", **picked,
+                             **cell.tags})  # a sweep job's tag: its failure is logged once
     try:
         return _evaluate(cfg, task, model_name, bench, examples, gold, cell, started, started_at,
                          run_id, picked, split_rows, rule)

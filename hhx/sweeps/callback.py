@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,49 @@ def expected_cells(config: DictConfig) -> int | None:
     return len(batches[0]) if batches else 0
 
 
+def single_run_of_a_sweep(config: DictConfig) -> str | None:
+    """Why a run without --multirun should not start (None: it may): the config names a sweep
+    (a preset's `hydra.sweeper.params`) whose keys the command line does not all fix."""
+    params = config.hydra.sweeper.get("params") or {}
+    if not params:
+        return None
+    given = {str(o).partition("=")[0].lstrip("+~") for o in config.hydra.overrides.task}
+    open_keys = [str(k).lstrip("+~") for k in params if str(k).lstrip("+~") not in given]
+    if not open_keys:
+        return None  # every swept key is set: the user asked for one cell
+    try:
+        cells = expected_cells(config)
+    except Exception:
+        cells = None
+    preset = config.hydra.runtime.choices.get("experiment")
+    name = f"experiment={preset}" if preset else "this config"
+    size = f" of {cells} cells" if cells else ""
+    return (f"{name} is a sweep{size} over {', '.join(open_keys)}; add --multirun to run it "
+            f"(with +dry_run=true to list its cells and cost first), or set "
+            f"{'= '.join(open_keys)}= to run one cell")
+
+
 class SweepCallback(Callback):
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        why = single_run_of_a_sweep(config)
+        if why:
+            print(f"hhx: error: {why}", file=sys.stderr)
+            raise SystemExit(2)
+
+    def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
+        """A job whose stage keeps no sweep record of its own (build, describe, ...) ran when it
+        returned: its record says so, else the summary would count it as killed."""
+        from hydra.core.utils import JobStatus
+
+        from hhx.sweeps import cell
+
+        if not cell.in_sweep() or cell.read_record().get("status") != "started":
+            return
+        if job_return.status == JobStatus.COMPLETED:
+            cell.write_record(status="run")
+        else:
+            cell.write_record(status="failed", error=f"{job_return._return_value!r}"[:2000])
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
@@ -49,8 +92,10 @@ class SweepCallback(Callback):
         except Exception as exc:  # never block a sweep on the count; the summary says unknown
             log.warning("could not count the sweep's cells: %s", exc)
             expected = None
-        write_json_atomic(sweep_dir / "sweep.json", {"expected_jobs": expected,
-                                                      "sweep_id": uuid.uuid4().hex})
+        launcher = str(config.hydra.launcher.get("_target_", "")).rsplit(".", 1)[-1]
+        write_json_atomic(sweep_dir / "sweep.json", {
+            "expected_jobs": expected, "sweep_id": uuid.uuid4().hex, "started_at": time.time(),
+            "launcher": launcher})
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from hhx.sweeps.summary import (

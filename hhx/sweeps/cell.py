@@ -26,6 +26,7 @@ from hhx.tracking.lookup import CELL_TAG, FoundRun, finished_cells
 log = logging.getLogger(__name__)
 
 RECORD_FILE = "sweep_cell.json"
+_STARTED: dict[str, Any] = {}  # this process's current job: its config (for record_failure)
 PRIMARY = {  # the scorer's primary metric and its direction, by target type
     TargetType.categorical: ("mean_macro_f1", "higher_is_better"),
     TargetType.numeric: ("mean_relmae", "lower_is_better"),
@@ -52,17 +53,9 @@ def write_record(**fields: Any) -> None:
     out = job_dir()
     if out is None or not in_sweep():
         return
-    path = out / RECORD_FILE
-    record: dict[str, Any] = {}
-    if path.is_file():
-        import json
-
-        try:
-            record = json.loads(path.read_text())
-        except ValueError:
-            record = {}
+    record = read_record()
     record.update(fields, updated_at=time.time())
-    write_json_atomic(path, record)
+    write_json_atomic(out / RECORD_FILE, record)
 
 
 def sweep_id() -> str | None:
@@ -77,6 +70,24 @@ def sweep_id() -> str | None:
         return None
 
 
+def read_record() -> dict[str, Any]:
+    out = job_dir()
+    if out is None or not (out / RECORD_FILE).is_file():
+        return {}
+    import json
+
+    try:
+        return json.loads((out / RECORD_FILE).read_text())
+    except ValueError:
+        return {}
+
+
+def job_tag() -> str | None:
+    """`<sweep id>/<job number>`: the tag every MLflow run of this job carries (failure.py)."""
+    record = read_record()
+    return f"{record['sweep_id']}/{record.get('job')}" if record.get("sweep_id") else None
+
+
 def record_start(cfg: DictConfig) -> None:
     from hhx.stages.evaluate import enum_value, model_label
 
@@ -85,18 +96,42 @@ def record_start(cfg: DictConfig) -> None:
         overrides = list(HydraConfig.get().overrides.task)
     except (ValueError, TypeError):
         job_num, overrides = -1, []
-    task = cfg.get("task")
     out = job_dir()
     if out is not None:  # a rerun into the same folder starts this job's record afresh
         (out / RECORD_FILE).unlink(missing_ok=True)
+    _STARTED["cfg"] = cfg
+
+    def read(get: Any) -> str:  # never let a broken setting stop the record (it is the failure)
+        try:
+            return get()
+        except Exception:
+            return "?"
+
     write_record(status="started", sweep_id=sweep_id(), job=job_num, overrides=overrides,
-                 stage=enum_value(cfg.stage), task=str(task.name) if task is not None else "",
-                 model=model_label(cfg) if cfg.get("model") is not None else "",
+                 stage=read(lambda: enum_value(cfg.stage)),
+                 task=read(lambda: str(cfg.task.name) if cfg.get("task") is not None else ""),
+                 model=read(lambda: model_label(cfg) if cfg.get("model") is not None else ""),
+                 # the score's metric and direction, shown even when the cell fails
+                 metric=read(lambda: PRIMARY[TargetType(enum_value(cfg.task.target_type))][0]),
+                 direction=read(lambda: PRIMARY[TargetType(enum_value(cfg.task.target_type))][1]),
                  started_at=time.time())
 
 
 def record_failure(exc: BaseException) -> None:
-    write_record(status="failed", error=f"{type(exc).__name__}: {exc}"[:2000])
+    """The job failed: its record says why, and an evaluate cell's failure is a FAILED MLflow
+    run (the stage's own, or one logged here: hhx/sweeps/failure.py)."""
+    from hhx.secrets import scrub
+
+    error = scrub(f"{type(exc).__name__}: {exc}")[:2000]
+    write_record(status="failed", error=error)
+    record, cfg = read_record(), _STARTED.pop("cfg", None)
+    if cfg is None or record.get("stage", "evaluate") != "evaluate":
+        return
+    from hhx.sweeps.failure import log_failed_cell
+
+    run_id = log_failed_cell(cfg, record, error)
+    if run_id:
+        write_record(run_id=run_id)
 
 
 @dataclass
@@ -137,6 +172,9 @@ def prepare(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask
     cell = Cell(key, {CELL_TAG: key, "hhx.config_hash": chash, "hhx.data_fingerprint": fingerprint})
     if not in_sweep():
         return cell
+    tag = job_tag()
+    if tag:  # ties the stage's run (FINISHED or FAILED) to this job (hhx/sweeps/failure.py)
+        cell.tags.update({"hhx.sweep_job": tag, "hhx.sweep_id": tag.rsplit("/", 1)[0]})
     dry_run, force = switch(cfg, "dry_run"), switch(cfg, "force")
     if dry_run:
         from hhx.sweeps.dryrun import estimate
