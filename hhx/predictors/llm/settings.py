@@ -26,6 +26,7 @@ SCHEMA_STYLES = ("openai", "llamacpp")
 # Placeholder key sent to a self-hosted server when the key variable is unset (vLLM's convention).
 NO_KEY = "EMPTY"
 MAX_TOKENS_WORDS = ("auto", "none")
+REQUANTIZE_FORMATS = ("q8_0", "q4_0", "f16")  # hhx.predictors.llm.requantize.FORMATS
 
 
 def _secret_like_keys(node: Any, prefix: str = "") -> list[str]:
@@ -67,6 +68,7 @@ class LLMSettings:
     model_path: str | None = None
     lora_adapter: str | None = None
     n_ctx: int = 4096
+    requantize: str | None = None  # llamacpp: the GGUF converted to this format (requantize.py)
     repair_number_formatting: bool = False
     repair_distribution_nesting: bool = False
     # Answer budget: "auto" (derived per task), "fixed" (max_tokens) or "none" (no limit sent).
@@ -241,6 +243,15 @@ def settings_from_config(cfg: Any) -> LLMSettings:
         f"{where}: model.extra has {', '.join(secret_like)}; keys never go in configs (they "
         "would be saved with the run): name an environment variable in model.api_key_env",
     )
+    requantize = getattr(model, "requantize", None)
+    if requantize is not None:
+        requantize = str(requantize).lower()
+        _check(
+            requantize in REQUANTIZE_FORMATS,
+            f"{where}: requantize={requantize!r}; use one of {', '.join(REQUANTIZE_FORMATS)} "
+            "or null (the weights as they are)",
+        )
+        _check(backend == "llamacpp", f"{where}: requantize applies to the llamacpp backend only")
     score = getattr(cfg, "score", None)
     return LLMSettings(
         backend=backend,
@@ -268,6 +279,7 @@ def settings_from_config(cfg: Any) -> LLMSettings:
         model_path=model.model_path,
         lora_adapter=model.lora_adapter,
         n_ctx=int(model.n_ctx),
+        requantize=requantize,
         repair_number_formatting=bool(getattr(score, "repair_number_formatting", False)),
         repair_distribution_nesting=bool(getattr(score, "repair_distribution_nesting", False)),
         max_tokens_mode=max_tokens_mode,
