@@ -119,7 +119,7 @@ class HhxRunner:
         started = time.perf_counter()
         (row,) = self.predictor.predict(self.task, examples_frame([user], system=SYSTEM))
         self.wall += time.perf_counter() - started
-        self.answered += isinstance(row.prediction, list)
+        self.answered += any(d["valid"] for d in row.details["draws"])  # K=1 too
 
     def result(self) -> dict:
         m = self.predictor.run_metrics()

@@ -53,6 +53,9 @@ def requantize(source: Path, target: str, folder: Path) -> Path:
         return out
     import llama_cpp
 
+    # llama-cpp-python prints llama.cpp's log (a line per tensor here) unless its logger says
+    # otherwise; Llama(verbose=False) sets the same level later anyway. Errors still print.
+    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = getattr(llama_cpp, FORMATS[target])
     params.allow_requantize = True
