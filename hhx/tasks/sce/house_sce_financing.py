@@ -101,14 +101,6 @@ def _num(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _read(ctx: BuildContext) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    path = ctx.intermediate_dir / f"{OUTPUT_NAME}.parquet"
-    if path.is_file():
-        absent = [col for col in SOURCE_COLUMNS if col not in pq.read_schema(path).names]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing, which task {TASK} needs; "
-                            "rebuild it (survey=sce_financing)")
     return ctx.intermediate(OUTPUT_NAME, columns=SOURCE_COLUMNS)
 
 

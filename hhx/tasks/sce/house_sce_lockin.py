@@ -96,8 +96,8 @@ def coalesce(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
 
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
-    path = ctx.intermediate_dir / f"{SOURCE}.parquet"
-    have = set(pq.read_schema(path).names) if path.is_file() else set()
+    path = ctx.intermediate_path(SOURCE)  # the wave's column names decide which ones are read
+    have = set(pq.read_schema(path).names)
     status_col = next((col for col in ("qh5", "HQH5") if col in have), None)
     rate_col = next((col for col in ("qh5m2_1", "HQH5m2_1") if col in have), None)
     if status_col is None or rate_col is None:
