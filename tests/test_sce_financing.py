@@ -257,3 +257,20 @@ def test_the_reference_requires_the_question_timings(tmp_path):
     path = write_fz_dta(raw.drop(columns=["qtime_hypo_q3"]), tmp_path / "t.dta")
     with pytest.raises(DataError, match=r"t\.dta: column qtime_hypo_q3 not found"):
         fz.clean_financing(path, expected_respondents=None)
+
+
+def test_enabling_an_improvement_makes_the_build_stale(tmp_path):
+    """The build stamp records enabled improvements (absent when none, so older stamps hold)."""
+    from hhx.stages.data import _survey_state
+    from hhx.surveys.freshness import Fingerprints
+
+    fps = Fingerprints(tmp_path / "fps.json")
+    plain = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+                         raw={"sce_financing": "x.dta"})
+    strict = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+                          raw={"sce_financing": "x.dta"},
+                          improvements=["sce_financing_strict_codes"])
+    state = _survey_state(plain, tmp_path, tmp_path, fps)
+    assert "improvements" not in state
+    assert _survey_state(strict, tmp_path, tmp_path, fps) == {
+        **state, "improvements": ["sce_financing_strict_codes"]}
