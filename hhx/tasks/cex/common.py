@@ -101,9 +101,9 @@ class Steps:
         self.rows.append({"step": label, "rows": int(after), "dropped": int(before - after),
                           "filter": "", "fails": pd.NA})
 
-    def detail(self, filter_id: str, mask: pd.Series) -> pd.Series:
+    def detail(self, filter_id: str, mask: pd.Series, unread: int = 0) -> pd.Series:
         self.rows.append({"step": "", "rows": pd.NA, "dropped": pd.NA, "filter": filter_id,
-                          "fails": int((~mask).sum())})
+                          "fails": int((~mask).sum()) + unread})
         return mask
 
     def frame(self) -> pd.DataFrame:
@@ -111,13 +111,18 @@ class Steps:
 
 
 def apply(frame: pd.DataFrame, steps: Steps, label: str,
-          filters: Iterable[tuple[str, pd.Series]]) -> pd.DataFrame:
-    """Keep the rows passing every filter; the step and each filter go to the report."""
+          filters: Iterable[tuple[str, pd.Series]],
+          unread: tuple[int, Mapping[str, int]] = (0, {})) -> pd.DataFrame:
+    """Keep the rows passing every filter; the step and each filter go to the report.
+    `unread`: entering rows that were never read (all failing a filter) and, by filter, how many
+    of them fail it; the report counts them as if read and dropped."""
+    n_unread, unread_fails = unread
     keep = pd.Series(True, index=frame.index)
     for filter_id, mask in filters:
-        keep &= steps.detail(filter_id, mask.fillna(False).astype(bool))
+        keep &= steps.detail(filter_id, mask.fillna(False).astype(bool),
+                             unread_fails.get(filter_id, 0))
     out = frame.loc[keep].copy()
-    steps.step(label, len(frame), len(out))
+    steps.step(label, len(frame) + n_unread, len(out))
     return out
 
 
