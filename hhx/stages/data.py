@@ -288,8 +288,6 @@ def prepare_sources(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig
 
 def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
     """Raw files -> intermediates -> the task in the official release layout (demo or raw)."""
-    from hhx.tasks.build import build_task
-
     if not task.builder:
         raise ConfigError(
             f"task {task.name!r} cannot be built by hhx yet; evaluate it on the official release "
@@ -313,6 +311,8 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         }
         if not cfg.data.rebuild and is_fresh(root, task.name, state):
             return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
+        from hhx.tasks.build import build_task  # only to build: a fresh task just loads
+
         macro = pd.read_parquet(inter_dir / f"{MACRO_INTERMEDIATE}.parquet")
         # Prompt rendering and its text checks run in parallel above ~20k rows.
         ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=os.cpu_count() or 1)
