@@ -11,7 +11,8 @@ so MLflow shows real durations; `fail_run` ends it FAILED with the reason when t
 Experiments carry `mlflow.experimentKind=custom_model_development`, so MLflow 3's UI opens them
 on their runs (not on the GenAI overview). Build and leaderboard runs go to experiments of their
 own (`<experiment>-builds`, `<experiment>-leaderboard`); evaluate runs stay in `experiment`.
-Evaluated examples are logged as a dataset input and tables (`log_table`) the UI previews.
+Evaluated examples are logged as a dataset input and tables (stored as `log_table` stores them)
+the UI previews. Logging goes through `MlflowClient` (one batch), never the fluent API.
 """
 
 from __future__ import annotations
