@@ -72,8 +72,11 @@ class SweepCallback(Callback):
         from hydra.core.utils import JobStatus
         from hydra.types import RunMode
 
-        if HydraConfig.get().mode != RunMode.MULTIRUN:  # not a sweep: no record (and no
-            return  # import of the sweep layer, pandas..., at the end of every plain run)
+        try:  # not a sweep: no record, and no import of the sweep layer (pandas...) at the end
+            if HydraConfig.get().mode != RunMode.MULTIRUN:  # of every plain run
+                return
+        except ValueError:  # not inside a Hydra app
+            return
         from hhx.sweeps import cell
 
         if cell.read_record().get("status") != "started":
