@@ -7,7 +7,7 @@ Writes seeded synthetic Interview packages (about fraction x 1,000,000 interview
 years incl. the rebate and stimulus years) and Diary releases 1986-1996 (ICPSR 1986-89, BLS
 1990-96; about fraction x 388,686 diary weeks, the reference's count for 1982-2011), a macro
 context and a release-date crosswalk; then runs each phase in its own process (peak memory =
-the phase's own ru_maxrss):
+the phase's own VmHWM):
   interview_survey   cex_interview build (packages -> cex_interview.parquet + addenda)
   cons_cex_total, cons_cex_categories, cons_cex_rebate01, cons_cex_stimulus08
                      each task -> official layout (table, splits, prompts with checks, eval)

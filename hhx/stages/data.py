@@ -188,6 +188,8 @@ def _survey_state(survey: SurveyConfig, raw_dir: Path, inter_dir: Path,
         "version": __version__,
         "raw": raw,
         "upstream": {dep: stamp_digest(inter_dir, dep) for dep in sorted(survey.depends_on)},
+        # enabled deviations change the outputs; absent when none, so older stamps stay fresh
+        **({"improvements": sorted(map(str, survey.improvements))} if survey.improvements else {}),
     }
 
 

@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
@@ -134,11 +133,6 @@ def load_panel(ctx: BuildContext, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Every interview with the columns the task reads, typed as the module notes say."""
     path = ctx.intermediate_dir / f"{INTERVIEW}.parquet"
     columns = list(dict.fromkeys([*PANEL_INPUTS, *extra]))
-    if path.is_file():
-        names = set(pq.read_schema(path).names)
-        absent = [c for c in columns if c not in names]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing; {_rebuild_hint(ctx)}")
     cex = ctx.intermediate(INTERVIEW, columns=columns).rename(columns=RENAMES)
     text = {"newid", "cu_id", "cu_id_raw", "cex_panel_id", "release_date", "release_date_source",
             *LABEL_COLUMNS}

@@ -191,14 +191,7 @@ def _bool(series: pd.Series) -> pd.Series:
 
 
 def load_days(ctx: BuildContext) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
     path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if path.is_file():
-        absent = [c for c in COLUMNS if c not in set(pq.read_schema(path).names)]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing; rebuild it with `python -m hhx "
-                            f"stage=build task={ctx.task.name}`")
     daily = ctx.intermediate(INTERMEDIATE, columns=COLUMNS)
     if daily["source_day_id"].duplicated().any():
         raise DataError(f"{path}: source_day_id is not unique; rebuild it")
