@@ -7,7 +7,7 @@ Writes seeded synthetic Interview packages (about fraction x 1,000,000 interview
 years incl. the rebate and stimulus years) and Diary releases 1986-1996 (ICPSR 1986-89, BLS
 1990-96; about fraction x 388,686 diary weeks, the reference's count for 1982-2011), a macro
 context and a release-date crosswalk; then runs each phase in its own process (peak memory =
-the phase's own ru_maxrss):
+the phase's own VmHWM):
   interview_survey   cex_interview build (packages -> cex_interview.parquet + addenda)
   cons_cex_total, cons_cex_categories, cons_cex_rebate01, cons_cex_stimulus08
                      each task -> official layout (table, splits, prompts with checks, eval)
@@ -16,7 +16,9 @@ the phase's own ru_maxrss):
   baseline           importing the stack (the memory floor)
 and prints seconds, rows, peak MB, the ratio to the survey build, and the figures extrapolated
 to the real size (time linear in rows; memory = floor + the rest scaled by rows; the Diary
-survey build holds one year at a time, so its memory scales with weeks per year). The work
+survey build holds one year at a time, so its memory scales with weeks per year; sspay reads in
+full only the days of its source years 1986-1996, which the extract holds at the real years'
+count, so its time and memory scale with weeks per year too). The work
 folder is removed at the end unless --keep or --work is given (--work reuses its files).
 """
 
@@ -164,8 +166,10 @@ def report(results: dict, info: dict, work: Path) -> None:
             continue
         diary = name in ("diary_survey", "cons_cex_sspay")
         ref = results["diary_survey" if diary else "interview_survey"]
-        time_scale = scale["diary" if diary else "interview"]
-        mem_scale = scale["diary_year"] if name == "diary_survey" else time_scale
+        # sspay reads only its eleven source years' days in full: both scale per year
+        time_scale = scale["diary_year" if name == "cons_cex_sspay" else
+                           "diary" if diary else "interview"]
+        mem_scale = scale["diary_year"] if diary else time_scale
         real_gb = (floor + max(r["peak_mb"] - floor, 0) * mem_scale) / 1024
         print(f"{name:<22}{r['seconds']:>9.1f}{r['rows']:>11,}{r.get('task_rows', 0):>10,}"
               f"{r['peak_mb']:>9.0f}{r['seconds'] / ref['seconds']:>8.2f}x"

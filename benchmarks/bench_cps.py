@@ -6,7 +6,7 @@ real 79 million person-months, next to the survey build alone as the reference.
 Writes a synthetic IPUMS extract of about --rows person-months over the demo's months (Dec
 2007 - Jun 2026 and four early-1990s supplement months; the UI-policy file of the same seed),
 builds `cps_basic.parquet` and, each in its own process (peak memory is the phase's own
-ru_maxrss):
+VmHWM):
 
   build       the survey build alone (csv.gz -> parquet): the reference
   jobfind     labor_cps_jobfind built into the official layout (link, filters, macro context,

@@ -7,7 +7,7 @@ measured in the same run), extrapolated to the real size.
 
 Real sizes: the Michigan archive 1978-01..2026-02 holds about 320,000 interviews; the IPUMS USA
 1990 and 2000 1% samples about 5.3 million persons. Each phase runs in its own process (peak
-memory = its ru_maxrss): the survey build (mich.csv -> mich.parquet; census.gz ->
+memory = its own VmHWM): the survey build (mich.csv -> mich.parquet; census.gz ->
 census_decennial.parquet; the state macro panel and FRED-QD context once, untimed), then each
 task's full build (table, splits, prompts, release files), and a floor phase that only imports
 the stack. The real build's fixed-size batches are scaled with the fraction, so that the small

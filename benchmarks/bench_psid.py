@@ -13,7 +13,7 @@ cons_psid_wealth rows, so the real panel is taken as 10,000 synthetic families; 
 generates 10,000 f families. Each task is extrapolated by its own ratio real rows / rows built
 (the synthetic panel has more job losses than the real one, so the two event tasks are
 extrapolated from more rows than a tenth of theirs), the survey build by the panel's ratio
-(cons_psid_wealth's). Each phase runs in its own process (peak memory = its ru_maxrss): the
+(cons_psid_wealth's). Each phase runs in its own process (peak memory = its own VmHWM): the
 survey build (both archives -> psid_main.parquet), then each task's full build (table, splits,
 prompts, release files), with the macro context built once, untimed. Time and memory are
 extrapolated linearly (the survey build streams its archives, so memory is an upper bound).

@@ -5,7 +5,7 @@
 Writes the synthetic NY Fed workbooks (core + modules) with `--per-month` new respondents a
 month over 2013-06..2026-06 (11 gives about 20,000 core respondent-months, a tenth of the real
 core files' roughly 200,000), the synthetic FRED-QD and CPI, then runs each phase in its own
-process (peak memory is the phase's own ru_maxrss):
+process (peak memory is the phase's own high-water mark, VmHWM):
   survey   the SCE build alone (nine workbooks -> sce_* parquet): the reference
   <task>   one task from the built intermediates into the official release layout (table,
            splits, prompts with their checks, eval sample)

@@ -6,7 +6,7 @@ records, with an extrapolation to the real extracts.
 For each source it writes a synthetic extract in the official format (CPS: IPUMS csv.gz with
 the 149 columns of spec 1.4; Census: gzip Stata 118 with value labels, padded with extra
 variables to the real extract's 262), then runs, each in its own process so that peak memory
-is the phase's own ru_maxrss:
+is the phase's own VmHWM:
 
   build        the hhx builder (stream, type, NIU -> NA, labels, flags, atomic parquet)
   parse floor  the reference: the same file read in the same chunk size with pandas and thrown
@@ -132,8 +132,7 @@ def write_census(path: Path, rows: int) -> Path:
 def measure(source: str, rows: int, scale: int, work: Path, reuse: bool = False) -> dict:
     big, small = work / f"{source}_big", work / f"{source}_small"
     name = "cps_basic.csv.gz" if source == "cps" else "census.gz"
-    # Generated in child processes: on Linux a child starts with its parent's peak RSS, so the
-    # parent must stay small for the phases' ru_maxrss to be their own.
+    # generated in child processes too, so the benchmark process itself stays small
     gen = {"seconds": float("nan")}  # --reuse: extracts of an earlier run in --work
     if not (reuse and (big / name).is_file() and (small / name).is_file()):
         gen = run_phase(f"{source}_generate", big / name, work / "sizes" / str(rows))

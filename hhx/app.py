@@ -197,6 +197,40 @@ def _job(cfg: Any) -> float | None:
             remove_if_empty(out, Path(str(cfg.paths.runs_dir)) if cfg.get("paths") else None)
 
 
+# Hydra composes the whole config once only to read `hydra.mode` (Hydra.get_mode), then again to
+# run the job: a second compose of ~0.5 s. hhx's own config never sets hydra.mode
+# (tests/test_app_startup.py checks every file under conf/), so while the run reads only that config
+# and no override names hydra.mode or hydra.searchpath, the probe's answer is known: None (Hydra
+# then runs in RUN mode, or MULTIRUN with --multirun, exactly as after a probe).
+_OWN_PROVIDERS = {"hydra", "main", "schema"}
+
+
+def _mode_is_default(hydra_app: Any, config_name: str | None, overrides: list[str]) -> bool:
+    keys = [o.lstrip("+~").partition("=")[0].strip() for o in overrides]
+    if any(k.startswith(("hydra.mode", "hydra.searchpath")) for k in keys):
+        return False
+    path = hydra_app.config_loader.get_search_path().get_path()
+    main = [e.path for e in path if e.provider == "main"]
+    return (config_name == "config" and main == [CONF_DIR]
+            and all(e.provider in _OWN_PROVIDERS for e in path))
+
+
+def _skip_mode_probe() -> None:
+    from hydra._internal.hydra import Hydra
+
+    probe = Hydra.get_mode
+    if getattr(probe, "hhx_fast", False):
+        return
+
+    def get_mode(self: Any, config_name: str | None, overrides: list[str]) -> Any:
+        if _mode_is_default(self, config_name, overrides):
+            return None
+        return probe(self, config_name=config_name, overrides=overrides)
+
+    get_mode.hhx_fast = True  # type: ignore[attr-defined]
+    Hydra.get_mode = get_mode  # type: ignore[method-assign]
+
+
 def _hydra_main() -> float | None:
     import warnings
 
@@ -213,6 +247,7 @@ def _hydra_main() -> float | None:
     register_configs()
     register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
+    _skip_mode_probe()
     entry = hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")(_job)
     return entry()
 

@@ -3,7 +3,9 @@
 Piped into `tee`, a log file or a CI console, a redrawn bar is either invisible or a wall of
 carriage returns; there `progress` prints one line every `interval` seconds instead
 (`desc: 3/16 sources (19%), 0:42 elapsed, ETA 3:00`) and one when done.
-`HHX_PROGRESS=0` silences both; `HHX_PROGRESS_INTERVAL` sets the interval.
+`HHX_PROGRESS=0` silences both; `HHX_PROGRESS_INTERVAL` sets the interval. A bar made with
+`leave=False` (an inner bar, e.g. one task's prompt rows inside its build) prints no closing
+line when it finished before its first interval: short inner steps add no lines to a log.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ class LineProgress:
 
     def __init__(self, iterable: Iterable[Any] | None = None, *, desc: str = "",
                  total: int | None = None, unit: str = "it", interval: float = 30.0,
-                 file: TextIO | None = None, disable: bool = False):
+                 file: TextIO | None = None, disable: bool = False, leave: bool = True):
         self.iterable = iterable
+        self.leave = leave
         self.desc, self.unit, self.interval = desc, unit, interval
         if total is None and iterable is not None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
@@ -71,7 +74,8 @@ class LineProgress:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            if (self.n or self.total) and self._shown != self.n:
+            shown_before = self._shown >= 0
+            if (self.n or self.total) and self._shown != self.n and (self.leave or shown_before):
                 self._emit()
 
     def __iter__(self) -> Iterator[Any]:
@@ -102,4 +106,4 @@ def progress(iterable: Iterable[Any] | None = None, desc: str = "", *, total: in
                     dynamic_ncols=True)
     interval = float(os.environ.get("HHX_PROGRESS_INTERVAL", "30"))
     return LineProgress(iterable, desc=desc, total=total, unit=unit, interval=interval,
-                        file=out, disable=disable)
+                        file=out, disable=disable, leave=leave)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 REDACTED = "***"
 # Last words that make a name secret; "key" only with a word before it that says which key.
@@ -76,11 +76,22 @@ def scrub(text: str, secrets: Iterable[str | None] | None = None) -> str:
     `secrets` are known keys (e.g. the one just sent); the environment's secret values are always
     included. Apply before any cut: a key split by a cut would no longer match.
     """
-    text = str(text)
-    for value in secret_values(secrets or ()):
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return _KEY_SHAPES.sub(_mask, text)
+    return scrubber(secrets)(text)
+
+
+def scrubber(secrets: Iterable[str | None] | None = None) -> Callable[[str], str]:
+    """`scrub` with the secret values looked up once, for scrubbing many texts (a config's
+    leaves) against the same environment."""
+    values = secret_values(secrets or ())
+
+    def scrub_one(text: str) -> str:
+        text = str(text)
+        for value in values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return _KEY_SHAPES.sub(_mask, text)
+
+    return scrub_one
 
 
 def clip(text: str, limit: int = 300) -> str:

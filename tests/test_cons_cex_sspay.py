@@ -203,6 +203,38 @@ def test_sspay_keeps_the_recipient_days_near_the_payment(task_1995):
     assert fails["two_source_week_records"] == 0  # the single-week CU fails earlier: no lags
 
 
+@pytest.mark.slow
+def test_days_of_other_source_years_are_counted_not_read(task_1995, tmp_path):
+    """An intermediate that also holds another year's days (here: 1995's again, as 2001, half of
+    them undated) gives the same table; the report counts those days as read and dropped."""
+    name = f"{sspay.INTERMEDIATE}.parquet"
+    days = pd.read_parquet(task_1995 / name)
+    extra = days.assign(source_year=2001, source_day_id="2001:" + days["source_day_id"])
+    extra.loc[extra.index[::2], "diary_date"] = pd.NaT
+    wider = tmp_path / "wider"
+    wider.mkdir()
+    pd.concat([days, extra], ignore_index=True).to_parquet(wider / name, index=False)
+    ctx = BuildContext(task=load_task("cons_cex_sspay"), intermediate_dir=wider,
+                       macro_context=macro_frame(1994, 1997))
+    read, (unread, _) = sspay.load_days(ctx, [1995])
+    assert read["source_year"].eq(1995).all() and (len(read), unread) == (len(days), len(extra))
+    alone, both = _build_task(task_1995), _build_task(wider)
+    pd.testing.assert_frame_equal(alone, both)
+    steps = {k: t.attrs["construction_steps"].set_index(["step", "filter"])
+             for k, t in (("alone", alone), ("both", both))}
+    start = ("Start from source observations", "")
+    assert steps["both"].loc[start, "rows"] == 2 * steps["alone"].loc[start, "rows"]
+    fails = {k: s.xs("", level="step")["fails"] for k, s in steps.items()}
+    n, undated = len(extra), int(extra["diary_date"].isna().sum())
+    assert fails["both"]["source_year_1986_1996"] == fails["alone"]["source_year_1986_1996"] + n
+    assert fails["both"]["dated"] == fails["alone"]["dated"] + undated
+    assert fails["both"]["event_time_within_7_days"] == (
+        fails["alone"]["event_time_within_7_days"] + n)
+    universe = ("Restrict universe", "")
+    assert steps["both"].loc[universe, "rows"] == steps["alone"].loc[universe, "rows"]
+    assert steps["both"].loc[universe, "dropped"] == steps["alone"].loc[universe, "dropped"] + n
+
+
 def test_upper_tails_drop_values_strictly_above_the_year_p99():
     """101 reference days of 1995 with totals 0..100 (p99 = 99) and incomes 1000 + day."""
     day = pd.Timestamp("1995-03-01")

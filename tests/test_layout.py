@@ -88,6 +88,32 @@ def release(tmp_path: Path) -> tuple[Path, TaskConfig, dict[str, pd.DataFrame]]:
 # Round trip and publication files
 
 
+def test_float_columns_of_a_typed_table_stay_float_text(tmp_path):
+    """build_task types the builder table once (float_columns: the official frame holds those
+    as floats); publishing types it again and must keep them: 79000.0, not 79000."""
+    task = toy_task()
+    keys = toy_keys()
+    sidecar = sp.assign_splits(keys, task)
+    canon = sp.canonical_order(keys, task)
+    pub = keys.iloc[canon[sidecar["exported"].to_numpy()[canon]]].reset_index(drop=True)
+    n = len(pub)
+    raw = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
+                        "target": [LABELS[i % 3] for i in range(n)],
+                        "age": [79000.0 + i for i in range(n)], "region": "South"})
+    typed = lay.coerce_table(raw, task, float_columns=["age"])
+    assert typed.attrs["float_columns"] == ["age"]
+    prompts = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
+                            "system": "You are a person.", "user": "Question?",
+                            "assistant": [json.dumps([t]) for t in raw["target"]],
+                            "naive_baseline": '["unemployed"]'})
+    root = tmp_path / "householdbench"
+    paths = lay.write_release_task(root, task, typed, prompts, sidecar, synthetic=True)
+    lines = Path(paths["table"]).read_text().splitlines()
+    assert lines[1].split(",")[4] == "79000.0"
+    # Without the typed attrs an integral complete column is an integer column, as before.
+    assert lay.coerce_table(raw, task)["age"].dtype == "Int64"
+
+
 def test_round_trip_equals_what_was_written(release):
     root, task, made = release
     bench = lay.load_bench_task(root, task)

@@ -415,3 +415,40 @@ def test_report_renders_in_chromium_every_figure_drawn(built):
         assert img["all"]["ink"] > 0.02 and img["all"]["std"] > 10, name
         assert min(h["ink"] for h in img["halves"]) > 0.005, (name, img["halves"])
     assert probe["tables"] > 5 and probe["empty_tables"] == 0
+
+
+def test_the_leaderboard_run_starts_with_the_work_and_a_failure_says_why(tmp_path, monkeypatch,
+                                                                         no_figures):
+    """On a file store (MLflow's folder store: no SQLite migrations to wait for)."""
+    from mlflow import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    tasks = [_numeric_task()]
+    write_runs(tmp_path / "runs", tasks)
+    cfg = _cfg(tmp_path, runs_dir=str(tmp_path / "runs"))
+    cfg.tracking.enabled = True
+    cfg.tracking.uri = (tmp_path / "mlruns").as_uri()
+    client = MlflowClient(tracking_uri=cfg.tracking.uri)
+    seen = []
+    real_compute = stage.compute
+
+    def watching(*args, **kwargs):  # the run is RUNNING while the leaderboard is computed
+        (run,) = client.search_runs([client.get_experiment_by_name("exp-leaderboard")
+                                     .experiment_id])
+        seen.append(run.info.status)
+        return real_compute(*args, **kwargs)
+
+    monkeypatch.setattr(stage, "compute", watching)
+    res = stage.run(cfg, task_configs={t.name: t for t in tasks})
+    assert seen == ["RUNNING"]
+    run = client.get_run(res["mlflow_run_id"])
+    assert run.info.status == "FINISHED" and run.data.tags["hhx.status"] == "finished"
+    assert run.info.run_name == "leaderboard · 1 tasks · 4 models · synthetic"
+    assert run.data.tags["hhx.stage"] == "leaderboard" and run.data.tags["hhx.synthetic"] == "true"
+
+    cfg.leaderboard.runs_dir = str(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="is not a folder") as info:
+        stage.run(cfg, task_configs={t.name: t for t in tasks})
+    exp = client.get_experiment_by_name("exp-leaderboard").experiment_id
+    failed = [r for r in client.search_runs([exp]) if r.info.status == "FAILED"]
+    assert len(failed) == 1 and failed[0].data.tags["hhx.failure_reason"] == str(info.value)

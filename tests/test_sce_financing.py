@@ -142,7 +142,7 @@ def test_tampered_payment_names_userid_and_scenario(tmp_path):
         fz.clean_financing(path, expected_respondents=None)
 
 
-def test_missing_file_column_and_bad_code_are_errors(tmp_path):
+def test_missing_file_column_and_duplicate_id_are_errors(tmp_path):
     with pytest.raises(DataError, match=r"FZdata_raw\.dta.*openicpsr"):
         fz.build(SurveyConfig(name="sce_financing", raw={"sce_financing": RAW}), tmp_path, tmp_path)
     with pytest.raises(ConfigError, match="raw.sce_financing is not set"):
@@ -151,14 +151,53 @@ def test_missing_file_column_and_bad_code_are_errors(tmp_path):
     path = write_fz_dta(raw.drop(columns=["q14"]), tmp_path / "a.dta")
     with pytest.raises(DataError, match=r"a\.dta: column q14 not found"):
         fz.clean_financing(path, expected_respondents=None)
-    raw.loc[5, "hh_income"] = 12
-    path = write_fz_dta(raw, tmp_path / "b.dta")
-    with pytest.raises(DataError, match=r"column hh_income holds code 12, not one of"):
-        fz.clean_financing(path, expected_respondents=None)
     raw = synthetic_fz_frame(seed=4, n=20)
     raw.loc[3, "userid"] = raw.loc[2, "userid"]
     with pytest.raises(DataError, match=r"userid \d+ repeats"):
         fz.clean_financing(write_fz_dta(raw, tmp_path / "c.dta"), expected_respondents=None)
+
+
+def test_codes_outside_the_codebook_become_missing_and_are_reported(tmp_path, caplog):
+    """As the reference: the raw code stays, its derived columns are missing; a warning per
+    column counts them. `sce_financing_strict_codes` refuses the file instead."""
+    raw = synthetic_fz_frame(seed=4, n=20)
+    raw.loc[[5, 7], "hh_income"] = 12
+    raw.loc[9, "male"] = 2
+    raw.loc[11, "q16_6"] = 3
+    path = write_fz_dta(raw, tmp_path / "b.dta")
+    clean, _ = fz.clean_financing(write_fz_dta(synthetic_fz_frame(seed=4, n=20),
+                                               tmp_path / "clean.dta"), expected_respondents=None)
+    with caplog.at_level("WARNING", logger="hhx.surveys.sce_financing"):
+        frame, _ = fz.clean_financing(path, expected_respondents=None)
+    assert frame.loc[[5, 7], "hh_income"].tolist() == [12, 12]  # the raw column keeps the code
+    assert frame.loc[[5, 7], "income_band"].isna().all() and frame.loc[9, "sex"] is pd.NA
+    assert frame.loc[11, "liquid_savings_usd"] == raw.loc[11, "liquid_savings"] * 1000
+    others = frame.index.difference([5, 7, 9])
+    pd.testing.assert_series_equal(frame.loc[others, "income_band"],
+                                   clean.loc[others, "income_band"])
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 3 and all("\n" not in w for w in warnings)
+    assert any("column hh_income holds 2 value(s) outside the Fuster-Zafar codebook" in w
+               and "income_band set missing for 2 respondent(s)" in w for w in warnings)
+    assert any("column male holds 1 value(s)" in w and "sex set missing for 1" in w
+               for w in warnings)
+    assert any("column q16_6 holds 1 value(s)" in w and "read as not 1" in w for w in warnings)
+
+    full = synthetic_fz_frame(seed=4)  # a build needs the release's 1,211 respondents
+    full.loc[5, "hh_income"] = 12
+    path = write_fz_dta(full, tmp_path / "full.dta")
+    survey = SurveyConfig(name="sce_financing", raw={"sce_financing": "full.dta"},
+                          improvements=["sce_financing_strict_codes"])
+    with pytest.raises(DataError) as err:
+        fz.build(survey, tmp_path, tmp_path / "out")
+    message = str(err.value)
+    assert "\n" not in message and str(path) in message
+    assert "column hh_income holds code 12, not one of [1, 2," in message
+    assert not (tmp_path / "out" / "house_sce_financing.parquet").exists()
+    survey.improvements = ["strict"]
+    with pytest.raises(ConfigError, match=r"unknown improvements \['strict'\]; the SCE financing "
+                                          r"builder knows sce_financing_strict_codes"):
+        fz.build(survey, tmp_path, tmp_path / "out")
 
 
 # The reference builder's derived columns, in its order (scripts/1_preprocessing/sce_financing.py).
@@ -218,3 +257,20 @@ def test_the_reference_requires_the_question_timings(tmp_path):
     path = write_fz_dta(raw.drop(columns=["qtime_hypo_q3"]), tmp_path / "t.dta")
     with pytest.raises(DataError, match=r"t\.dta: column qtime_hypo_q3 not found"):
         fz.clean_financing(path, expected_respondents=None)
+
+
+def test_enabling_an_improvement_makes_the_build_stale(tmp_path):
+    """The build stamp records enabled improvements (absent when none, so older stamps hold)."""
+    from hhx.stages.data import _survey_state
+    from hhx.surveys.freshness import Fingerprints
+
+    fps = Fingerprints(tmp_path / "fps.json")
+    plain = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+                         raw={"sce_financing": "x.dta"})
+    strict = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+                          raw={"sce_financing": "x.dta"},
+                          improvements=["sce_financing_strict_codes"])
+    state = _survey_state(plain, tmp_path, tmp_path, fps)
+    assert "improvements" not in state
+    assert _survey_state(strict, tmp_path, tmp_path, fps) == {
+        **state, "improvements": ["sce_financing_strict_codes"]}

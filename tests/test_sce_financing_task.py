@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hhx.bench.table import coerce_table
 from hhx.errors import DataError
 from hhx.surveys import sce_financing as fz
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
@@ -140,6 +141,25 @@ def test_rows_keys_and_hand_computed_values(table):
         "no liquid savings", "no non-housing debt", "less than $10,000")
     macro = _macro().set_index("eligible_origin_q_index").loc[2014 * 4 + 1]
     assert m1["gdp_growth_qoq_lag1"] == macro["gdp_growth_qoq_lag1"]
+
+
+def test_targets_are_written_as_the_official_floats(table):
+    """The official frame holds the targets (and the renter's 0.0 home value) as float64, so its
+    CSV says 310000.0; the answer keeps whole dollars as integers."""
+    spec = load_task("house_sce_financing")
+    floats = set(table.attrs["float_columns"])
+    assert {*spec.targets, "current_home_value", "housing_debt", "initial_wtp",
+            "initial_down_payment", "initial_effective_monthly_payment"} <= floats
+    public = table[["id", "time", "release_date", *spec.targets, *spec.prompt_predictors]]
+    typed = coerce_table(public, spec, float_columns=sorted(floats))
+    row = typed.set_index("id").loc[["fz_1001", "fz_1002"]]
+    text = row.to_csv().splitlines()
+    assert text[1].split(",")[3:9] == ["310000.0", "40000.0", "260000.0", "30000.0",
+                                        "330000.0", "110000.0"]
+    assert row.loc["fz_1002", "current_home_value"] == 0.0
+    assert ",renter,0.0,0.0," in text[2]
+    assert task_module.reference_answer(table.iloc[0].to_dict(), spec)[0] == int(
+        table.iloc[0]["wtp_flexible_original_rate"])
 
 
 def test_every_filter_drops_the_rows_it_should(table):

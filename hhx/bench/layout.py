@@ -490,7 +490,9 @@ def write_release_task(
     root = Path(root)
     paths = release_paths(root, spec.name)
     where = f"task {spec.name}"
-    typed = coerce_table(table, spec, f"{where} table")
+    numeric = set(table_columns(spec)) - set(text_columns(spec))
+    floats = [c for c in table.attrs.get("float_columns", ()) if c in numeric]
+    typed = coerce_table(table, spec, f"{where} table", float_columns=floats)
     if list(prompts.columns) != list(PROMPT_KEYS):
         raise DataError(
             f"{where}: prompt columns must be exactly {list(PROMPT_KEYS)}, "

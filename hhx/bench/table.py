@@ -126,7 +126,9 @@ def coerce_table(
     """A builder's public table in the release typing, validated: text columns as strings,
     integer columns as Int64 (written `2`), other numeric columns as float64 (written as pandas
     writes floats). A numeric column is an integer column when `csvnum.is_integer_column` says
-    so, unless the builder lists it in `float_columns` (the official frame held it as float)."""
+    so, unless the builder lists it in `float_columns` (the official frame held it as float).
+    The result's `attrs["float_columns"]` names its float64 columns, so that typing it again
+    (`write_release_task`) keeps them float."""
     where = where or f"task {task.name} table"
     expected = table_columns(task)
     if list(df.columns) != expected:
@@ -162,6 +164,8 @@ def coerce_table(
             out[col] = numeric.astype("float64")
     table = pd.DataFrame(out, columns=expected)
     _validate_table(table, task, where, line0=0)
+    table.attrs["float_columns"] = [c for c in expected if c not in text
+                                    and table[c].dtype == np.float64]
     return table
 
 

@@ -6,6 +6,9 @@ resampled households. A model and its comparator (no-change, XGBoost) are scored
 valid for both. Metrics come from `W @ stats` (hhx.leaderboard.metrics), never from a Python
 loop over resamples. Seeds are derived per task from (seed, task name), so a task's draws do not
 depend on which other tasks or models are in the leaderboard.
+
+`bootstrap_bar` is the progress (hhx.progress) over every task's resamples; `bootstrap_task`
+advances it a chunk at a time, its postfix naming the task.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import warnings
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from hhx.leaderboard.examples import NO_CHANGE, TaskData
 from hhx.leaderboard.metrics import PRIMARY, reduce_stats, stat_matrix
+from hhx.progress import progress
 
 CHUNK = 1000  # resamples per matrix product: bounds memory at CHUNK x (stat columns) floats
 
@@ -25,6 +30,11 @@ CHUNK = 1000  # resamples per matrix product: bounds memory at CHUNK x (stat col
 def task_rng(seed: int, task: str) -> np.random.Generator:
     """The generator for one task's resamples."""
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(task.encode())]))
+
+
+def bootstrap_bar(n_tasks: int, n_resamples: int) -> Any:
+    """The bootstrap's progress bar: n_tasks x n_resamples resamples (close it when done)."""
+    return progress(total=n_tasks * n_resamples, desc="paired bootstrap", unit="resample")
 
 
 def resample_counts(n: int, b: int, rng: np.random.Generator) -> np.ndarray:
@@ -96,8 +106,10 @@ def bootstrap_task(
     n_resamples: int,
     rng: np.random.Generator,
     xgb_model: str | None = None,
+    bar: Any = None,
 ) -> TaskBootstrap:
-    """Point metrics and paired bootstrap draws for every model of one task."""
+    """Point metrics and paired bootstrap draws for every model of one task (advancing `bar`,
+    from `bootstrap_bar`, by each chunk of resamples)."""
     blocks = _blocks(td, xgb_model)
     mats = [stat_matrix(td, pred, mask) for _, _, pred, mask in blocks]
     bounds = np.cumsum([0] + [m.shape[1] for m in mats])
@@ -112,9 +124,13 @@ def bootstrap_task(
 
     point = [float(v[0]) for v in metrics_for(np.ones((1, td.n)))]
     draws = np.empty((n_resamples, len(blocks)))
+    if bar is not None:
+        bar.set_postfix_str(td.name)
     for start in range(0, n_resamples, CHUNK):
         b = min(CHUNK, n_resamples - start)
         draws[start : start + b] = np.column_stack(metrics_for(resample_counts(td.n, b, rng)))
+        if bar is not None:
+            bar.update(b)
 
     index = {(role, m): i for i, (role, m, _, _) in enumerate(blocks)}
     own = [index[("own", m)] for m in td.models]

@@ -4,7 +4,9 @@ Output folder (leaderboard.output_dir): `report.html` (self-contained), `leaderb
 (settings, notes, file list, figures not drawn and why), tables as CSV and Markdown,
 `analyses/*.csv`, `figures/*.png` (summary figures and one `task_<task>.png` diagnostic per task).
 The whole folder is logged as one MLflow run tagged hhx.stage=leaderboard in
-tracking.experiment (when tracking is enabled).
+`<tracking.experiment>-leaderboard` (when tracking is enabled), created RUNNING when the stage
+starts and ended FINISHED, or FAILED with the reason. The paired bootstrap shows its progress
+(hhx.leaderboard.bootstrap.bootstrap_bar).
 """
 
 from __future__ import annotations
@@ -86,26 +88,38 @@ def _metric_key(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-. /]", "_", text)
 
 
+def begin_leaderboard_run(tracking: TrackingConfig | None) -> str | None:
+    """The leaderboard's MLflow run, RUNNING from the stage's start (None when not tracked), in
+    the experiment `<tracking.experiment>-leaderboard`: apart from the evaluate runs it ranks."""
+    if tracking is None or not tracking.enabled:
+        return None
+    from hhx.tracking.mlflow_run import begin_run, experiment_for
+
+    return begin_run(tracking, run_name=f"leaderboard · {time.strftime('%m-%d %H:%M')}",
+                     tags={"hhx.stage": "leaderboard", "hhx.status": "running"},
+                     experiment=experiment_for(tracking, "leaderboard"))
+
+
 def log_to_mlflow(
-    lb: Leaderboard, out_dir: Path, tracking: TrackingConfig, meta: dict[str, Any]
+    lb: Leaderboard, out_dir: Path, tracking: TrackingConfig, meta: dict[str, Any],
+    run_id: str | None = None,
 ) -> str:
-    """One MLflow run (tag hhx.stage=leaderboard) holding the whole output folder, in the
-    experiment `<tracking.experiment>-leaderboard`: apart from the evaluate runs it ranks."""
+    """The leaderboard's run (tag hhx.stage=leaderboard; `run_id` from begin_leaderboard_run,
+    else begun now) holding the whole output folder, ended FINISHED."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
-    from hhx.tracking.mlflow_run import ensure_experiment, experiment_for
-
     client = MlflowClient(tracking_uri=tracking.uri)
-    exp_id = ensure_experiment(tracking.uri, experiment_for(tracking, "leaderboard"))
+    rid = run_id or begin_leaderboard_run(tracking)
+    assert rid is not None  # tracking is enabled here
     label = " · synthetic" if lb.synthetic else ""
     name = f"leaderboard · {len(lb.tds)} tasks · {len(lb.models)} models{label}"
-    run = client.create_run(exp_id, run_name=name, tags={
-        "hhx.stage": "leaderboard", "hhx.split": lb.split,
-        "hhx.synthetic": "true" if lb.synthetic else "false",
+    client.update_run(rid, name=name)
+    for key, value in {
+        "hhx.split": lb.split, "hhx.synthetic": "true" if lb.synthetic else "false",
         "hhx.source": str(meta["source"]), "hhx.xgboost_comparator": lb.xgb_model or "",
-    })
-    rid = run.info.run_id
+    }.items():
+        client.set_tag(rid, key, value)
     now = int(time.time() * 1000)
     params = {"n_resamples": lb.settings.n_resamples, "seed": lb.settings.seed,
               "confidence": lb.settings.confidence, "n_runs": meta["n_runs"],
@@ -123,14 +137,28 @@ def log_to_mlflow(
     except Exception:
         client.set_terminated(rid, "FAILED")
         raise
+    client.set_tag(rid, "hhx.status", "finished")
     client.set_terminated(rid, "FINISHED")
     return rid
 
 
 def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[str, Any]:
     """Build, write and track the leaderboard; returns a summary (paths, run id, ranks)."""
-    lbc = _section(cfg, "leaderboard", LeaderboardConfig) or LeaderboardConfig()
     tracking = _section(cfg, "tracking", TrackingConfig)
+    run_id = begin_leaderboard_run(tracking)
+    try:
+        return _run(cfg, task_configs, tracking, run_id)
+    except BaseException as exc:
+        if run_id is not None:
+            from hhx.tracking.mlflow_run import fail_run
+
+            fail_run(tracking, run_id, str(exc) or type(exc).__name__)
+        raise
+
+
+def _run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None,
+         tracking: TrackingConfig | None, run_id: str | None) -> dict[str, Any]:
+    lbc = _section(cfg, "leaderboard", LeaderboardConfig) or LeaderboardConfig()
     collect_notes: list[str] = []
     if lbc.runs_dir:
         records = collect_runs_dir(lbc.runs_dir)
@@ -157,9 +185,8 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
         "created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     files = write_outputs(lb, out_dir, meta)
-    run_id = None
     if tracking is not None and tracking.enabled:
-        run_id = log_to_mlflow(lb, out_dir, tracking, meta)
+        run_id = log_to_mlflow(lb, out_dir, tracking, meta, run_id)
     shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked",
                             "same_examples"]]
     label = " (SYNTHETIC demo data)" if lb.synthetic else ""

@@ -19,6 +19,7 @@ from hhx.errors import ConfigError, DataError
 from hhx.leaderboard import analyses
 from hhx.leaderboard.bootstrap import (
     TaskBootstrap,
+    bootstrap_bar,
     bootstrap_task,
     percentile_interval,
     task_rng,
@@ -167,6 +168,7 @@ def compute(
     derived_cells: list[str] = []
     unlogged: list[str] = []
     undefined: list[str] = []
+    bar = bootstrap_bar(len(tds), settings.n_resamples)
     for name, td in tds.items():
         sizes = example_set_sizes(td)
         partial = {m: k for m, k in sizes.items() if k != td.n}
@@ -177,7 +179,7 @@ def compute(
                          "their scores are marked and come from other rows, so they rank only "
                          "roughly against the others; comparisons use rows valid for both")
         derived_cells += [f"{m} x {name}" for m in sorted(td.derived)]
-        tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb)
+        tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb, bar)
         boots[name] = tb
         lo, hi = percentile_interval(tb.draws, settings.confidence)
         for j, m in enumerate(td.models):
@@ -202,6 +204,7 @@ def compute(
             for key, value in per.items():
                 if key != "primary":
                     target_rows.append({"task": name, "model": m, "metric": key, "value": value})
+    bar.close()
     if derived_cells:
         notes.append(f"no no_change run, so no-change is derived from the details' "
                      f"naive_baseline for: {', '.join(derived_cells)}")

@@ -38,7 +38,6 @@ ADAPTER_DIR = "adapter"
 CHECKPOINT_DIR = "checkpoints"
 RUN_INFO = "hhx_sft.json"
 CURVE_FILE = "loss_curve.csv"
-MLFLOW_FILE = "mlflow_run.json"
 
 
 @dataclass

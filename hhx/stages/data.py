@@ -139,8 +139,6 @@ def ensure_demo_raw(cfg: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
     """Write the demo's synthetic raw files of `surveys` (seeded, once; hhx.surveys.synthetic.demo),
     independent generators in parallel. A real FRED-QD file given as data.fred_qd replaces the
     synthetic one."""
-    from joblib import Parallel, delayed
-
     from hhx.surveys.synthetic.demo import current_files, write_demo
 
     raw_dir = Path(cfg.data.raw_dir)
@@ -158,6 +156,8 @@ def ensure_demo_raw(cfg: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
             requests.append((survey, overrides))
     if not requests:
         return
+    from joblib import Parallel, delayed  # only when there is work: a start stays light
+
     jobs = max(1, min(len(requests), os.cpu_count() or 1))
     done = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(write_demo)(survey, raw_dir, seed=seed, overrides=overrides)
@@ -188,6 +188,8 @@ def _survey_state(survey: SurveyConfig, raw_dir: Path, inter_dir: Path,
         "version": __version__,
         "raw": raw,
         "upstream": {dep: stamp_digest(inter_dir, dep) for dep in sorted(survey.depends_on)},
+        # enabled deviations change the outputs; absent when none, so older stamps stay fresh
+        **({"improvements": sorted(map(str, survey.improvements))} if survey.improvements else {}),
     }
 
 
@@ -205,8 +207,6 @@ def ensure_surveys(
     parallel). Returns name -> its report, or None when it was already up to date. Failures
     (e.g. raw files not downloaded) are collected, their dependents skipped, and one error line
     lists them all at the end."""
-    from joblib import Parallel, delayed
-
     raw_dir, inter_dir = Path(cfg.data.raw_dir), Path(cfg.data.intermediate_dir)
     sweep_stale_temps([raw_dir, inter_dir])  # what a killed build left behind
     fps = Fingerprints(inter_dir / STATE_DIR / "fingerprints.json")
@@ -235,6 +235,8 @@ def ensure_surveys(
         if jobs == 1:
             reports = [_build_one(surveys[todo[0][0]], raw_dir, inter_dir)]
         else:
+            from joblib import Parallel, delayed
+
             reports = Parallel(n_jobs=jobs)(
                 delayed(_build_one)(surveys[n], raw_dir, inter_dir) for n, _ in todo)
         for (name, state), report in zip(todo, reports, strict=True):
@@ -288,8 +290,6 @@ def prepare_sources(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig
 
 def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
     """Raw files -> intermediates -> the task in the official release layout (demo or raw)."""
-    from hhx.tasks.build import build_task
-
     if not task.builder:
         raise ConfigError(
             f"task {task.name!r} cannot be built by hhx yet; evaluate it on the official release "
@@ -313,6 +313,8 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         }
         if not cfg.data.rebuild and is_fresh(root, task.name, state):
             return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
+        from hhx.tasks.build import build_task  # only to build: a fresh task just loads
+
         macro = pd.read_parquet(inter_dir / f"{MACRO_INTERMEDIATE}.parquet")
         # Prompt rendering and its text checks run in parallel above ~20k rows.
         ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=os.cpu_count() or 1)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from hhx.bench.layout import BenchTask
 from hhx.config import TargetType, TaskConfig
@@ -32,7 +32,15 @@ from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
-from hhx.tracking.mlflow_run import begin_run, directed_name, fail_run, flatten_config, log_run
+from hhx.tracking.mlflow_run import (
+    begin_run,
+    config_yaml,
+    directed_name,
+    fail_run,
+    flatten_config,
+    log_run,
+    resolved_config,
+)
 
 log = logging.getLogger(__name__)
 
@@ -251,9 +259,10 @@ def record_run(
     extra_tags: dict[str, str] | None = None,
     run_id: str | None = None,
     logged: dict[str, Any] | None = None,
+    resolved: dict[str, Any] | None = None,
 ) -> str | None:
     """Write run_info.json and log the MLflow run: FINISHED, or FAILED with `failure` (tag
-    hhx.failure_reason). Returns the MLflow run id."""
+    hhx.failure_reason). Returns the MLflow run id. `resolved`: the config resolved already."""
     status = "FAILED" if failure else "FINISHED"
     synthetic = is_synthetic(cfg) or bench.synthetic
     model_name = model_label(cfg)
@@ -280,12 +289,13 @@ def record_run(
     write_json_atomic(out / "run_info.json", {
         "tags": tags, "start_time": started_at, "status": status, "failure_reason": failure,
         "metrics": {k: v for k, v in metrics.items() if isinstance(v, (int, float)) or v is None}})
+    resolved = resolved_config(cfg) if resolved is None else resolved
     if not (out / "config" / "resolved.yaml").exists():
-        write_text_atomic(out / "config" / "resolved.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+        write_text_atomic(out / "config" / "resolved.yaml", config_yaml(resolved))
     return log_run(
         cfg.tracking,
         run_name=run_name(task.name, model_name, "evaluate", synthetic),
-        params=flatten_config(cfg),
+        params=flatten_config(resolved),
         tags=tags,
         metrics=metrics,
         artifact_dir=out,
@@ -373,12 +383,12 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
 
     out = run_dir()
     details = details_frame(task, examples, result, rows)
+    resolved = resolved_config(cfg)  # once, for resolved.yaml and the MLflow params
     files = {
         "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl", official),
         "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet", details),
         "result": write_result(out / "result" / f"{task.name}.json", result),
-        "config": write_text_atomic(out / "config" / "resolved.yaml",
-                                    OmegaConf.to_yaml(cfg, resolve=True)),
+        "config": write_text_atomic(out / "config" / "resolved.yaml", config_yaml(resolved)),
     }
     predictor.save(out / "model")
 
@@ -403,7 +413,7 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
     synthetic = is_synthetic(cfg) or bench.synthetic
     run_id = record_run(cfg, task, bench, out, started_at, metrics, failure,
                         {**cell.tags, **picked}, run_id=run_id,
-                        logged=logged_examples(task, cfg, bench, details))
+                        logged=logged_examples(task, cfg, bench, details), resolved=resolved)
     sweep_cell.finish(cell, task, run_id, metrics)  # the sweep summary's record
 
     label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"

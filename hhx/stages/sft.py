@@ -8,6 +8,8 @@ The adapter lands in `sft.output_dir` (default `<paths.runs_dir>/sft/<model>-<sf
 under `adapter/`; evaluate it with
 `python -m hhx task=<t> model=<model> model.lora_adapter=<that>/adapter aggregation=k16`.
 A killed run continues from its last checkpoint when started again with the same settings.
+The MLflow run (hhx/sft/tracking.py) is RUNNING while the model trains, its loss logged step by
+step, and ends FINISHED, or FAILED with the reason.
 """
 
 from __future__ import annotations
@@ -59,13 +61,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     }
     run_name = f"sft/{cfg.model.name}/{cfg.sft.name}-{cfg.sft.loss}" + (
         " [synthetic]" if synthetic else "")
-    tracker.start(run_name, flatten_config(cfg), tags)
     t0 = time.perf_counter()
+    tracker.start(run_name, flatten_config(cfg), tags)
     try:
         result = train(cfg.sft, cfg.model.model_path, cfg.model.model_id, sft_set, out,
                        seed=int(cfg.seed), mlflow_log=tracker.step_logger())
-    except BaseException:
-        tracker.fail()  # a killed run stays KILLED until it is resumed
+    except BaseException as exc:
+        tracker.fail(exc)  # FAILED with the reason (KILLED for a Ctrl-C: resumable)
         raise
     metrics = {
         "steps": result.steps,

@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hhx.config import DataSource, Mode
 from hhx.errors import ConfigError
+from hhx.progress import progress
 from hhx.sft.dataset import write_sft_set
 from hhx.stages.data import build_bench_task, source_of
 from hhx.tasks.registry import load_task, task_names
@@ -49,16 +50,21 @@ def build_baseline_tasks(cfg: DictConfig, wanted: list[str]) -> list[str]:
     """Build (or find up to date) the baseline tasks hhx can build; returns those built."""
     names = wanted or [t for t in task_names() if load_task(t).mode is Mode.baseline]
     built = []
-    for name in names:
-        task = load_task(name)
-        if not task.builder:
-            if wanted:
-                raise ConfigError(
-                    f"sft.tasks: hhx cannot build {name} yet; use data=official with the release"
-                )
-            continue
-        build_bench_task(cfg, task)
-        built.append(name)
+    with progress(total=len(names), desc="SFT set: task builds", unit="task") as bar:
+        for name in names:
+            bar.set_postfix_str(name)
+            task = load_task(name)
+            if not task.builder:
+                if wanted:
+                    raise ConfigError(
+                        f"sft.tasks: hhx cannot build {name} yet; use data=official with the "
+                        "release"
+                    )
+                bar.update(1)
+                continue
+            build_bench_task(cfg, task)
+            built.append(name)
+            bar.update(1)
     return built
 
 

@@ -34,12 +34,26 @@ Jn-Huang/householdbench_eval @148abfb; the list below is the fact, the code is h
    `00_calculator_numerical_audit.csv` columns).
 
 The reference requires the columns of `REQUIRED_COLUMNS` (qtime_hypo_q1..q4 included) and
-exactly 1,211 unique userids; so does hhx. hhx also refuses codes outside the codebook in the
-coded columns of `CODES` (the reference maps them to NA), a deliberate check named here.
+exactly 1,211 unique userids; so does hhx.
+
+Codes outside the codebook in the coded columns of `CODES` (e.g. hh_income 13, male 2): as the
+reference, the raw column keeps the value and the columns derived from it are missing (the
+`DERIVED` list: hh_income -> income_band, hypoversion -> initial_rate, alternative_rate,
+rate_assignment, q4 -> tenure (owner and renter both False), ...); q16_6 has no missing
+outcome (anything but 1 reads as "reports liquid savings", as upstream). Nothing goes silently:
+the build logs one warning per such column with the count of values outside the codebook and
+of respondents whose derived columns were set missing.
+
+Deliberate deviation, off by default, enabled by name in the survey config's `improvements`
+(`python -m hhx stage=build survey=sce_financing
+survey.improvements=[sce_financing_strict_codes]`):
+- `sce_financing_strict_codes`: a code outside the codebook fails the build in one line naming
+  the file, the column and the code, instead of becoming missing.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -47,13 +61,15 @@ import numpy as np
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.errors import DataError
+from hhx.errors import ConfigError, DataError
 from hhx.surveys.base import BuildReport, input_sha256, raw_path, require_file, write_outputs
 
 SOURCE_URL = (
     "the Fuster-Zafar (2021, AEJ: Economic Policy) replication package on openICPSR "
     "(https://www.openicpsr.org), file ReplicationMaterial/data/raw/FZdata_raw.dta"
 )
+log = logging.getLogger(__name__)
+
 OUTPUT_NAME = "house_sce_financing"
 AUDIT_NAME = "house_sce_financing_calculator_audit"
 TASK_ID = "house_sce_financing"
@@ -136,6 +152,18 @@ CODES: dict[str, set[int]] = {
     "q16_6": {0, 1},
     "zip_good_inv": {0, 1},
 }
+# The columns the reference leaves missing for a coded column's value outside its codebook.
+DERIVED: dict[str, list[str]] = {
+    "hypoversion": ["initial_rate", "alternative_rate", "rate_assignment"],
+    "hh_income": ["income_band"],
+    "q14": ["credit_score_band"],
+    "q4": ["tenure"],
+    "male": ["sex"],
+    "college": ["education"],
+    "q16_6": [],
+    "zip_good_inv": ["property_good_investment"],
+}
+IMPROVEMENTS = ("sce_financing_strict_codes",)
 # (upper bound exclusive, label); the first band is exactly zero.
 LIQUID_BANDS = [
     (5_000, "less than $5,000"),
@@ -226,15 +254,54 @@ def check_respondents(frame: pd.DataFrame, path: Path, expected: int | None) -> 
         )
 
 
-def check_codes(frame: pd.DataFrame, path: Path) -> None:
+def improvements(survey: SurveyConfig) -> frozenset[str]:
+    """The deviations from the reference a survey config enables (see the module docstring)."""
+    names = frozenset(str(n) for n in (getattr(survey, "improvements", None) or ()))
+    unknown = sorted(names - set(IMPROVEMENTS))
+    if unknown:
+        raise ConfigError(f"survey {survey.name}: unknown improvements {unknown}; the SCE "
+                          f"financing builder knows {', '.join(IMPROVEMENTS)}")
+    return names
+
+
+def stray_codes(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per coded column, the rows holding a value outside its codebook (columns without any left
+    out)."""
+    out = {}
     for column, codes in CODES.items():
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = values.notna() & ~values.isin(sorted(codes))
         if bad.any():
-            raise DataError(
-                f"{path}: column {column} holds code {values[bad].iloc[0]:g}, not one of "
-                f"{sorted(codes)} in the Fuster-Zafar codebook"
-            )
+            out[column] = bad
+    return out
+
+
+def check_codes(frame: pd.DataFrame, path: Path) -> None:
+    """`sce_financing_strict_codes`: the first value outside the codebook fails the build."""
+    for column, bad in stray_codes(frame).items():
+        value = pd.to_numeric(frame[column], errors="coerce")[bad].iloc[0]
+        raise DataError(
+            f"{path}: column {column} holds code {value:g}, not one of {sorted(CODES[column])} "
+            "in the Fuster-Zafar codebook; use the unmodified FZdata_raw.dta, or build without "
+            "survey.improvements=[sce_financing_strict_codes] to read it as missing"
+        )
+
+
+def report_codes(strays: dict[str, pd.Series], built: pd.DataFrame, path: Path
+                 ) -> dict[str, dict[str, int]]:
+    """One warning per coded column with values outside the codebook: how many, and for how
+    many respondents the derived columns were set missing. Returns the counts."""
+    counts = {}
+    for column, bad in strays.items():
+        derived = DERIVED[column]
+        missing = int((bad & built[derived].isna().any(axis=1)).sum()) if derived else 0
+        counts[column] = {"outside_codebook": int(bad.sum()), "set_missing": missing}
+        outcome = (f"{', '.join(derived)} set missing for {missing} respondent(s), as the "
+                   "reference does" if derived else
+                   "read as not 1 (liquid_savings used), as the reference does")
+        log.warning("%s: column %s holds %d value(s) outside the Fuster-Zafar codebook %s; %s",
+                    path, column, int(bad.sum()), sorted(CODES[column]), outcome)
+    return counts
 
 
 def _text(values: np.ndarray, index: pd.Index) -> pd.Series:
@@ -357,21 +424,27 @@ def check_calculator(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.
 
 
 def clean_financing(
-    path: str | Path, expected_respondents: int | None = EXPECTED_RESPONDENTS
+    path: str | Path, expected_respondents: int | None = EXPECTED_RESPONDENTS,
+    strict_codes: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """FZdata_raw.dta -> (the `house_sce_financing` frame, the calculator audit)."""
+    """FZdata_raw.dta -> (the `house_sce_financing` frame, the calculator audit); codes outside
+    the codebook refused (`strict_codes`) or logged by `report_codes`."""
     p = Path(path)
     frame = read_fz_dta(p)
     check_respondents(frame, p, expected_respondents)
-    check_codes(frame, p)
+    if strict_codes:
+        check_codes(frame, p)
+    strays = stray_codes(frame)
     frame = add_mapping(frame, input_sha256(p))
+    report_codes(strays, frame, p)
     return check_calculator(frame, p)
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read `survey.raw.sce_financing`; write `house_sce_financing.parquet` atomically."""
     started = time.perf_counter()
+    strict = "sce_financing_strict_codes" in improvements(survey)
     path = raw_path(survey, "sce_financing", raw_dir, hint="FZdata_raw.dta")
-    frame, audit = clean_financing(path)
+    frame, audit = clean_financing(path, strict_codes=strict)
     return write_outputs(survey, out_dir, {OUTPUT_NAME: frame, AUDIT_NAME: audit}, [path],
                          started)

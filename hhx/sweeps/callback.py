@@ -68,11 +68,18 @@ class SweepCallback(Callback):
     def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
         """A job whose stage keeps no sweep record of its own (build, describe, ...) ran when it
         returned: its record says so, else the summary would count it as killed."""
+        from hydra.core.hydra_config import HydraConfig
         from hydra.core.utils import JobStatus
+        from hydra.types import RunMode
 
+        try:  # not a sweep: no record, and no import of the sweep layer (pandas...) at the end
+            if HydraConfig.get().mode != RunMode.MULTIRUN:  # of every plain run
+                return
+        except ValueError:  # not inside a Hydra app
+            return
         from hhx.sweeps import cell
 
-        if not cell.in_sweep() or cell.read_record().get("status") != "started":
+        if cell.read_record().get("status") != "started":
             return
         if job_return.status == JobStatus.COMPLETED:
             cell.write_record(status="run")

@@ -10,6 +10,10 @@ An internal column `_output_order` (numbers) publishes the rows in that order in
 canonical one (the official table order).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
+
+A build shows its progress (hhx.progress: a bar on a terminal, a line every interval
+elsewhere): one bar over the build's steps (`BUILD_STEPS`, the step under way as its postfix) and,
+while prompts render, one over the rows (a census task renders hundreds of thousands).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import importlib
 import importlib.util
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,6 +45,7 @@ from hhx.bench.layout import (
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_csv_atomic
+from hhx.progress import progress
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import as_task, distribution_vectors
@@ -48,6 +53,7 @@ from hhx.tasks.registry import as_task, distribution_vectors
 PARALLEL_MIN_ROWS = 20_000  # below this, process start-up costs more than it saves
 RENDER_CHUNK_ROWS = 10_000  # rows turned into dicts and rendered at a time (bounds memory)
 PROBABILITY_SUM_TOLERANCE = 1e-6  # the scorer's tolerance: gold answers must pass it
+BUILD_STEPS = ("table", "splits", "prompts", "release files", "eval sample")
 
 
 def load_builder(task: TaskConfig) -> ModuleType:
@@ -238,7 +244,14 @@ def render_all(
         )
     else:
         chunks = (render_records(*rows(a, b), task, module) for a, b in bounds)
-    records = [r for chunk in chunks for r in chunk]
+    records: list[dict[str, str]] = []
+    bar = progress(total=len(full), desc=f"task {task.name} prompts", unit="row", leave=False)
+    try:
+        for chunk in chunks:  # in row order (joblib's ordered generator)
+            records += chunk
+            bar.update(len(chunk))
+    finally:
+        bar.close()
     # Object columns keep the rendered Python strings (no copy of the text into Arrow strings).
     return pd.DataFrame(records, columns=list(PROMPT_KEYS), dtype=object)
 
@@ -271,7 +284,22 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     the task loaded back from disk.
     """
     task = as_task(ctx.task)
-    root = Path(root)
+    bar = progress(total=len(BUILD_STEPS), desc=f"task {task.name} build", unit="step")
+    bar.set_postfix_str(BUILD_STEPS[0])
+
+    def done(step: str) -> None:
+        """The step before `step` is done: `step` is the one under way now."""
+        bar.set_postfix_str(step)
+        bar.update(1)
+
+    try:
+        return _build_task(ctx, task, Path(root), synthetic, done)
+    finally:
+        bar.close()
+
+
+def _build_task(ctx: BuildContext, task: TaskConfig, root: Path, synthetic: bool,
+                done: Callable[[str], None]) -> BenchTask:
     module = load_builder(task)
     table = module.build_table(ctx)
     if not isinstance(table, pd.DataFrame):
@@ -286,6 +314,7 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     float_columns = list(dict.fromkeys([*table.attrs.get("float_columns", ()),
                                         *(c for c in public_cols if c in macro)]))
     table = table.reset_index(drop=True)
+    done("splits")
 
     key_cols = ["id", "time", "release_date"]
     typed = sp.typed_id_column(table, task)
@@ -301,6 +330,7 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
     public = coerce_table(
         full[public_cols], task, f"task {task.name} builder table", float_columns=float_columns
     )
+    done("prompts")
     # Render from the values the official renderer reads back from the published CSV (pandas
     # 2.2.3's converter: 5.1049999999999995 is shown as 5.11), so every builder shows them alike.
     reread = official_values(public, task)
@@ -310,12 +340,16 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
             full[col] = reread[col].to_numpy()
 
     prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))
+    done("release files")
     write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic,
                        compact_prompts=getattr(module, "JSON_SEPARATORS", None) is not None)
     del full, public, reread, prompts, sidecar  # freed before the release is read back
     if steps is not None:
         write_csv_atomic(root / "build_reports" / f"{task.name}_steps.csv", steps)
+    done("eval sample")
     select_eval_sample(root, eval_sample_root(root), [task.name], update=True)
-    return load_bench_task(
+    bench = load_bench_task(
         root, task, layout="release", source="demo" if synthetic else "raw", synthetic=synthetic
     )
+    done("")
+    return bench

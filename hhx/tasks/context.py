@@ -1,7 +1,12 @@
-"""What a task builder receives: the task, where the survey intermediates are, the macro context."""
+"""What a task builder receives: the task, where the survey intermediates are, the macro context.
+
+Every builder reads intermediates through `BuildContext.intermediate` (or `intermediate_path`),
+which refuses in one line an intermediate that is absent or lacks a column the task reads,
+naming the file, the columns and the build command that writes them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +31,16 @@ class BuildContext:
     def intermediate(
         self, name: str, columns: list[str] | None = None, rows: np.ndarray | None = None
     ) -> pd.DataFrame:
-        """Read one survey intermediate (`<name>.parquet`); missing -> says which build makes it.
+        """Read one survey intermediate (`<name>.parquet`), checked as `intermediate_path` does.
         `rows` (ascending positions) reads only those records, one row group at a time."""
+        path = self.intermediate_path(name, columns or ())
+        if rows is None:
+            return pd.read_parquet(path, columns=columns)
+        return read_parquet_rows(path, columns, rows)
+
+    def intermediate_path(self, name: str, columns: Iterable[str] = ()) -> Path:
+        """`<name>.parquet`, refused in one line when it is absent or lacks one of `columns`
+        (all the builder will read, so one message names every column an old build lacks)."""
         path = self.intermediate_dir / f"{name}.parquet"
         if not path.is_file():
             sources = [s for s in self.task.intermediates if s != "fred_qd"] or [self.task.survey]
@@ -35,9 +48,22 @@ class BuildContext:
                 f"{path}: intermediate not found; `python -m hhx stage=build task={self.task.name}`"
                 f" builds it (from the sources {', '.join(sources)})"
             )
-        if rows is None:
-            return pd.read_parquet(path, columns=columns)
-        return read_parquet_rows(path, columns, rows)
+        wanted = list(dict.fromkeys(columns))
+        if wanted:
+            have = set(pq.read_schema(path).names)
+            absent = [c for c in wanted if c not in have]
+            if absent:
+                raise DataError(
+                    f"{path}: column(s) {absent} missing, which task {self.task.name} needs; "
+                    f"rebuild it with `python -m hhx stage=build survey={self._source_of(name)}`"
+                )
+        return path
+
+    def _source_of(self, name: str) -> str:
+        """The source (conf/survey/) that writes intermediate `name`: the longest source name of
+        the task's inputs within it (cps_basic <- cps, house_sce_financing <- sce_financing)."""
+        inside = [s for s in self.task.intermediates if s in name]
+        return max(inside, key=len) if inside else self.task.survey
 
 
 def read_parquet_rows(path: Path, columns: list[str] | None, rows: np.ndarray) -> pd.DataFrame:

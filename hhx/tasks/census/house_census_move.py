@@ -63,12 +63,8 @@ RESPONSE_LEAD = ('Return only a valid JSON array containing exactly one string, 
 
 def state_conditions(ctx: BuildContext) -> pd.DataFrame:
     """origin_state_code, state_macro_reference_year and the six conditions (complete)."""
-    panel = ctx.intermediate(PANEL)
     need = ["statefip", "year", *PANEL_COLUMNS]
-    absent = [c for c in need if c not in panel.columns]
-    if absent:
-        raise DataError(f"{PANEL}.parquet lacks {absent}; rebuild survey=state_macro_panel")
-    out = panel[need].rename(columns={"statefip": "origin_state_code",
+    out = ctx.intermediate(PANEL, columns=need)[need].rename(columns={"statefip": "origin_state_code",
                                       "year": "state_macro_reference_year", **PANEL_COLUMNS})
     for column in out.columns:
         out[column] = pd.to_numeric(out[column], errors="coerce")
@@ -85,13 +81,7 @@ def _text(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _batches(ctx: BuildContext) -> Iterator[pd.DataFrame]:
-    path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if not path.is_file():
-        ctx.intermediate(INTERMEDIATE, columns=USECOLS[:1])  # says which build makes it
-    pf = pq.ParquetFile(path)
-    absent = sorted(set(USECOLS) - set(pf.schema_arrow.names))
-    if absent:
-        raise DataError(f"{path}: column(s) {absent} missing; rebuild survey=census")
+    pf = pq.ParquetFile(ctx.intermediate_path(INTERMEDIATE, USECOLS))
     for group in range(pf.num_row_groups):
         yield pf.read_row_group(group, columns=USECOLS).to_pandas()
 

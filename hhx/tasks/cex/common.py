@@ -46,7 +46,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
@@ -102,9 +101,9 @@ class Steps:
         self.rows.append({"step": label, "rows": int(after), "dropped": int(before - after),
                           "filter": "", "fails": pd.NA})
 
-    def detail(self, filter_id: str, mask: pd.Series) -> pd.Series:
+    def detail(self, filter_id: str, mask: pd.Series, unread: int = 0) -> pd.Series:
         self.rows.append({"step": "", "rows": pd.NA, "dropped": pd.NA, "filter": filter_id,
-                          "fails": int((~mask).sum())})
+                          "fails": int((~mask).sum()) + unread})
         return mask
 
     def frame(self) -> pd.DataFrame:
@@ -112,13 +111,18 @@ class Steps:
 
 
 def apply(frame: pd.DataFrame, steps: Steps, label: str,
-          filters: Iterable[tuple[str, pd.Series]]) -> pd.DataFrame:
-    """Keep the rows passing every filter; the step and each filter go to the report."""
+          filters: Iterable[tuple[str, pd.Series]],
+          unread: tuple[int, Mapping[str, int]] = (0, {})) -> pd.DataFrame:
+    """Keep the rows passing every filter; the step and each filter go to the report.
+    `unread`: entering rows that were never read (all failing a filter) and, by filter, how many
+    of them fail it; the report counts them as if read and dropped."""
+    n_unread, unread_fails = unread
     keep = pd.Series(True, index=frame.index)
     for filter_id, mask in filters:
-        keep &= steps.detail(filter_id, mask.fillna(False).astype(bool))
+        keep &= steps.detail(filter_id, mask.fillna(False).astype(bool),
+                             unread_fails.get(filter_id, 0))
     out = frame.loc[keep].copy()
-    steps.step(label, len(frame), len(out))
+    steps.step(label, len(frame) + n_unread, len(out))
     return out
 
 
@@ -134,11 +138,6 @@ def load_panel(ctx: BuildContext, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Every interview with the columns the task reads, typed as the module notes say."""
     path = ctx.intermediate_dir / f"{INTERVIEW}.parquet"
     columns = list(dict.fromkeys([*PANEL_INPUTS, *extra]))
-    if path.is_file():
-        names = set(pq.read_schema(path).names)
-        absent = [c for c in columns if c not in names]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing; {_rebuild_hint(ctx)}")
     cex = ctx.intermediate(INTERVIEW, columns=columns).rename(columns=RENAMES)
     text = {"newid", "cu_id", "cu_id_raw", "cex_panel_id", "release_date", "release_date_source",
             *LABEL_COLUMNS}

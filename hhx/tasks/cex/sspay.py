@@ -30,8 +30,16 @@ valid whole number of adults; trim: drop a row whose current total, any of its s
 (by the lag date's year) or annual income is strictly above the calendar-year p99 over all dated
 1986-1996 CU-days (before the task filters; zeros and equality kept). The reference's own
 two-week quality flag must agree with the explicit conditions. Rows are published in the
-reference's order (source year, date, CU, week). Answer and no-change baseline: the targets and
-the previous day's values, round(x, 2).
+reference's order (source year, date, CU, week).
+
+Memory: only the days of the task's source years are read in full (a parquet filter on
+`source_year`); of the other days only the date and the recipient answers are read, to count
+their failures in the universe step as if they had been read and dropped. No step uses a day of
+another source year (histories, cutoffs and the payment calendar are over in-scope days), so the
+table is the same, and the real Diary intermediate (about thirty years) never has to fit in
+memory.
+
+Answer and no-change baseline: the targets and the previous day's values, round(x, 2).
 """
 
 from __future__ import annotations
@@ -68,6 +76,8 @@ STRICT_VERSION = "stephens_1986_1996_strict_v1"
 LAGS = range(1, 8)
 SPOT_CHECKS = {"1986-05": "1986-05-02", "1990-09": "1990-08-31", "1993-01": "1992-12-31",
                "1994-09": "1994-09-02", "1996-02": "1996-02-02"}
+AFFIRMATIVE = [f"{who}_{kind}_affirmative" for who in ("reference_person", "spouse")
+               for kind in ("oasdi", "ssi", "railroad")]
 COLUMNS = [
     "source_day_id", "source_week_id", "source_year", "week_key", "cu_id", "diary_week",
     "diary_day_sequence", "diary_date", "analysis_weight", "release_date",
@@ -190,21 +200,38 @@ def _bool(series: pd.Series) -> pd.Series:
     return series.astype("boolean").fillna(False).astype(bool)
 
 
-def load_days(ctx: BuildContext) -> pd.DataFrame:
+def load_days(ctx: BuildContext, years: Iterable[int] = YEARS
+              ) -> tuple[pd.DataFrame, tuple[int, dict[str, int]]]:
+    """The days of source `years` with the derived recipient columns, and the universe filters'
+    failures among the days of the other years, which are not read in full (module notes)."""
     import pyarrow.parquet as pq
 
-    path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if path.is_file():
-        absent = [c for c in COLUMNS if c not in set(pq.read_schema(path).names)]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing; rebuild it with `python -m hhx "
-                            f"stage=build task={ctx.task.name}`")
-    daily = ctx.intermediate(INTERMEDIATE, columns=COLUMNS)
+    path = ctx.intermediate_path(INTERMEDIATE, COLUMNS)
+    years = [int(y) for y in years]
+    daily = _with_recipients(pd.read_parquet(path, columns=COLUMNS,
+                                             filters=[("source_year", "in", years)]))
     if daily["source_day_id"].duplicated().any():
         raise DataError(f"{path}: source_day_id is not unique; rebuild it")
     for target, source in STRICT.items():
         daily[target] = daily[source]
-    person = {k: _bool(daily[k]) for k in COLUMNS if k.endswith("_affirmative")}
+    # the other years' days fail the year filter and, undated and unattached to the payment
+    # calendar, the calendar filters; the dated and recipient filters are counted on them
+    other = pd.read_parquet(path, columns=["diary_date", *AFFIRMATIVE],
+                            filters=[("source_year", "not in", years)])
+    oasdi = _bool(other["reference_person_oasdi_affirmative"]) | _bool(
+        other["spouse_oasdi_affirmative"])
+    n = len(other)
+    if len(daily) + n != pq.ParquetFile(path).metadata.num_rows:
+        raise DataError(f"{path}: some days have no source_year; rebuild it")
+    unread = {"source_year_1986_1996": n, "dated": int(other["diary_date"].isna().sum()),
+              "reference_or_spouse_oasdi": int((~oasdi).sum()),
+              "nearest_payment_not_in_january": n, "event_time_within_7_days": n}
+    return daily, (n, unread)
+
+
+def _with_recipients(daily: pd.DataFrame) -> pd.DataFrame:
+    """The recipient columns from the reference person's and the spouse's own answers."""
+    person = {k: _bool(daily[k]) for k in AFFIRMATIVE}
     ref = {k: person[f"reference_person_{k}_affirmative"] for k in ("oasdi", "ssi", "railroad")}
     sp = {k: person[f"spouse_{k}_affirmative"] for k in ("oasdi", "ssi", "railroad")}
     daily["reference_or_spouse_oasdi"] = (ref["oasdi"] | sp["oasdi"]).astype(int)
@@ -274,12 +301,13 @@ def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
     years = list(years)
     task = ctx.task
     steps = Steps()
-    daily = load_days(ctx)
-    steps.step("Start from source observations", len(daily), len(daily))
+    daily, unread = load_days(ctx, years)
+    total = len(daily) + unread[0]
+    steps.step("Start from source observations", total, total)
     daily = attach_sources(daily, ctx, years)
-    steps.step("Attach additional sources", len(daily), len(daily))
+    steps.step("Attach additional sources", total, total)
     daily = add_history(daily, years)
-    steps.step("Construct leads and lags", len(daily), len(daily))
+    steps.step("Construct leads and lags", total, total)
     in_scope = daily["source_year"].isin(years)
     explicit = (_bool(daily["both_diary_week_records_available"])
                 & _bool(daily["both_diary_week_numbers_available"])
@@ -291,7 +319,7 @@ def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
     if not explicit[in_scope].eq(upstream[in_scope]).all():
         raise DataError(f"task {task.name}: the intermediate's two-week quality flag disagrees "
                         "with its own conditions; rebuild survey cex_diary")
-    universe = apply(daily, steps, "Restrict universe", [
+    universe = apply(daily, steps, "Restrict universe", unread=unread, filters=[
         ("source_year_1986_1996", in_scope),
         ("dated", daily["diary_date"].notna()),
         ("reference_or_spouse_oasdi", daily["reference_or_spouse_oasdi"].eq(1)),

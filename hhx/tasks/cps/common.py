@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
@@ -212,19 +211,6 @@ def same_person(base: pd.DataFrame, target: pd.DataFrame, age_steps: Iterable[in
 
 # --------------------------------------------------------------------------------------------
 # Reading the intermediate and recording the construction steps
-
-
-def check_columns(ctx: BuildContext, columns: Iterable[str]) -> None:
-    """Every column a builder reads must be in the intermediate (one line naming them)."""
-    path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if path.is_file():
-        names = set(pq.read_schema(path).names)
-        absent = [c for c in dict.fromkeys(columns) if c not in names]
-        if absent:
-            raise DataError(
-                f"{path}: column(s) {absent} missing; rebuild it with "
-                "`python -m hhx stage=build survey=cps` from an extract holding them"
-            )
 
 
 def apply_filters(
@@ -667,7 +653,7 @@ def adjacent_month_base(
     5-7) with a unique same-CPSIDP record at t+1 (MISH + 1, supported status), their common
     predictors and baseline quarter complete: the frame (key columns, `columns`, `EMPSTAT_t`,
     `release_date_t`), its origin quarters and the construction steps so far."""
-    check_columns(ctx, [*ADJACENT_KEY_COLUMNS, *COMMON_SOURCE_COLUMNS, *columns])
+    ctx.intermediate_path(INTERMEDIATE, [*ADJACENT_KEY_COLUMNS, *COMMON_SOURCE_COLUMNS, *columns])
     covered = covered_quarters(ctx.macro_context)
     keys = ctx.intermediate(INTERMEDIATE, columns=ADJACENT_KEY_COLUMNS)
     linked = link_months(

@@ -28,7 +28,6 @@ from hhx.tasks.cps.common import (
     COMMON_SOURCE_COLUMNS,
     INTERMEDIATE,
     apply_filters,
-    check_columns,
     labels_as_text,
     mask,
     optional_text,
@@ -104,7 +103,7 @@ def displaced_workers(
 ) -> tuple[pd.DataFrame, list[dict]]:
     """Records with DWRESP 2 and DWSTAT 1 (file order), with the record columns, `columns` and
     `dw_lookback_regime`; the construction steps so far."""
-    check_columns(ctx, [*UNIVERSE_COLUMNS, *RECORD_COLUMNS, *columns])
+    ctx.intermediate_path(INTERMEDIATE, [*UNIVERSE_COLUMNS, *RECORD_COLUMNS, *columns])
     universe = ctx.intermediate(INTERMEDIATE, columns=UNIVERSE_COLUMNS)
     steps = [{"step": "person-month records", "rows": len(universe), "dropped": 0}]
     keep = np.ones(len(universe), dtype=bool)

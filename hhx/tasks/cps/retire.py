@@ -55,7 +55,6 @@ from hhx.tasks.cps.common import (
     Background,
     apply_filters,
     bounded,
-    check_columns,
     common_predictors,
     covered_quarters,
     finish_table,
@@ -247,7 +246,7 @@ def earnings_cutoffs(ctx: BuildContext, positive: np.ndarray) -> pd.DataFrame:
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     """All eligible rows: id, time, release_date, target, then the task's predictors in order."""
     task = ctx.task
-    check_columns(ctx, [*KEY_COLUMNS, *PREDICTOR_COLUMNS, "SERIAL", "PERNUM"])
+    ctx.intermediate_path(INTERMEDIATE, [*KEY_COLUMNS, *PREDICTOR_COLUMNS, "SERIAL", "PERNUM"])
     covered = covered_quarters(ctx.macro_context)
     keys = ctx.intermediate(INTERMEDIATE, columns=KEY_COLUMNS)
     key, unique = month_keys(keys, positive_id=False)

@@ -58,7 +58,6 @@ from hhx.tasks.cps.common import (
     WNFTLOOK_PHRASE,
     Background,
     apply_filters,
-    check_columns,
     common_predictors,
     covered_quarters,
     finish_table,
@@ -186,10 +185,7 @@ def subject_id(cpsidp: pd.Series) -> pd.Series:
 
 
 def policy_panel(ctx: BuildContext) -> pd.DataFrame:
-    policy = ctx.intermediate(POLICY)
-    absent = [c for c in POLICY_COLUMNS if c not in policy.columns]
-    if absent:
-        raise DataError(f"{POLICY}.parquet lacks {absent}; rebuild it (survey=cps_ui_policy)")
+    policy = ctx.intermediate(POLICY, columns=POLICY_COLUMNS)
     if policy.duplicated(["fips", "year", "month"]).any():
         raise DataError(f"{POLICY}.parquet repeats a (fips, year, month) cell")
     ym = policy["year"].astype("int64") * 12 + policy["month"].astype("int64")
@@ -243,7 +239,7 @@ def _check_weights(universe: pd.DataFrame, target: pd.Series) -> None:
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     """All eligible rows: id, time, release_date, target, then the task's predictors in order."""
-    check_columns(ctx, [*KEY_COLUMNS, *PREDICTOR_COLUMNS])
+    ctx.intermediate_path(INTERMEDIATE, [*KEY_COLUMNS, *PREDICTOR_COLUMNS])
     policy = policy_panel(ctx)
     covered = covered_quarters(ctx.macro_context)
     months = ctx.intermediate(INTERMEDIATE, columns=["YEAR", "MONTH"])

@@ -80,13 +80,6 @@ class Steps:
 def load_mich(ctx: BuildContext, columns: list[str]) -> pd.DataFrame:
     """The intermediate's columns, sorted by (survey_date, CASEID); release fields checked."""
     path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if path.is_file():
-        import pyarrow.parquet as pq
-
-        absent = [c for c in columns if c not in pq.read_schema(path).names]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing; rebuild it with "
-                            "`python -m hhx stage=build survey=mich`")
     frame = ctx.intermediate(INTERMEDIATE, columns=list(dict.fromkeys(columns)))
     frame["survey_date"] = pd.to_datetime(frame["survey_date"], errors="coerce")
     release = pd.to_datetime(frame["release_date"], errors="coerce")

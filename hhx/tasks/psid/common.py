@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
@@ -70,23 +69,11 @@ class Steps:
 # Panels
 
 
-def check_columns(ctx: BuildContext, columns: Sequence[str]) -> None:
-    path = ctx.intermediate_dir / f"{INTERMEDIATE}.parquet"
-    if path.is_file():
-        names = set(pq.read_schema(path).names)
-        absent = [c for c in dict.fromkeys(columns) if c not in names]
-        if absent:
-            raise DataError(
-                f"{path}: column(s) {absent} missing; rebuild it with "
-                "`python -m hhx stage=build survey=psid` (hhx.surveys.psid keeps them)"
-            )
-
-
 def load_panel(ctx: BuildContext, kind: str, columns: Sequence[str]) -> pd.DataFrame:
     """The family (`kind="family"`) or person panel with `columns`, ordered by id and wave."""
     flag = {"family": "is_reference_person", "person": "sample_person"}[kind]
     wanted = list(dict.fromkeys(["id", "year", "release_date", "release_date_source", *columns]))
-    check_columns(ctx, [*wanted, "response", flag])
+    ctx.intermediate_path(INTERMEDIATE, [*wanted, "response", flag])  # all named in one line
     keys = ctx.intermediate(INTERMEDIATE, columns=["year", "response", flag])
     keep = (keys["response"].eq(0).fillna(False) & keys[flag].fillna(False).astype(bool)
             & keys["year"].isin(WAVES)).to_numpy(dtype=bool)

@@ -43,7 +43,7 @@ import pandas as pd
 from hhx.errors import DataError
 from hhx.surveys.psid import EARNINGS_TOPCODE, QUALIFYING_REASONS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.psid.common import INTERMEDIATE, attach_macro, check_columns
+from hhx.tasks.psid.common import INTERMEDIATE, attach_macro
 
 FIRST_WAVE, LAST_WAVE = 1968, 1992
 FIRST, DISTINCT = "first_observed_episode", "confirmed_distinct_later_episode"
@@ -88,7 +88,7 @@ class Layers:
 
 
 def _adults(ctx: BuildContext) -> pd.DataFrame:
-    check_columns(ctx, PANEL_COLUMNS)
+    ctx.intermediate_path(INTERMEDIATE, PANEL_COLUMNS)  # all named in one line
     keys = ctx.intermediate(INTERMEDIATE, columns=["year", "panel_current", "subsample", "fuid",
                                                    "rel"])
     keep = (keys["year"].between(FIRST_WAVE, LAST_WAVE) & keys["panel_current"].eq(1)

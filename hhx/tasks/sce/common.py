@@ -160,19 +160,8 @@ def read_sce(ctx: BuildContext, name: str, columns: Iterable[str],
              structural: Sequence[str] = STRUCTURAL) -> pd.DataFrame:
     """One SCE intermediate's columns (structural ones included); dates parsed. Module tables
     without `tenure` have no panel_month: pass `structural` without it."""
-    import pyarrow.parquet as pq
-
     wanted = list(dict.fromkeys([*structural, *columns]))
     path = ctx.intermediate_dir / f"{name}.parquet"
-    if path.is_file():
-        have = set(pq.read_schema(path).names)
-        absent = [c for c in wanted if c not in have]
-        if absent:
-            raise DataError(
-                f"{path}: column(s) {absent} missing, which task {ctx.task.name} needs; rebuild "
-                "it with `python -m hhx stage=build survey=sce` from the NY Fed workbooks that "
-                "hold them"
-            )
     frame = ctx.intermediate(name, columns=wanted)
     for column in ("survey_date", "release_date"):
         frame[column] = pd.to_datetime(frame[column], errors="coerce")

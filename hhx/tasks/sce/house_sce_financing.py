@@ -23,7 +23,14 @@ of Jn-Huang/householdbench_eval @148abfb; wording below is hhx's):
   rows left after step 7; a degenerate p01 >= p99 is an error); 9 export (all rows, under the
   cap).
 - Public values keep the intermediate's types (floats written `250000.0`); married is the text
-  "True" / "False"; region is the file's region value as read.
+  "True" / "False"; region is the file's region value as read. The six targets are floats in
+  the official table (`79000.0`): they are hypo_q2..hypo_d4 as `pd.read_stata` gives them, and
+  the unassigned / unanswered respondents leave them missing, so the column is float64 and
+  pandas' `to_csv` writes `79000.0` (likewise initial_wtp, initial_down_payment, the payment,
+  and current_home_value / housing_debt, which `np.where(owner, ..., 0.0)` makes float: a
+  renter's `0.0`). Only the answer (`assistant`) and the no-change baseline write whole dollars
+  as integers (`[79000, ...]`). hhx lists these columns in `attrs["float_columns"]`
+  (`common.finish`), which the release writer keeps.
 - Prompt: persona "decisions about housing, borrowing, and household finances"; background
   (age with article, sex, married, education, region, children, numeracy out of 5); finances
   with the embedded "$ denotes amounts in U.S. dollars." note (income band as "between X and
@@ -101,14 +108,6 @@ def _num(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _read(ctx: BuildContext) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    path = ctx.intermediate_dir / f"{OUTPUT_NAME}.parquet"
-    if path.is_file():
-        absent = [col for col in SOURCE_COLUMNS if col not in pq.read_schema(path).names]
-        if absent:
-            raise DataError(f"{path}: column(s) {absent} missing, which task {TASK} needs; "
-                            "rebuild it (survey=sce_financing)")
     return ctx.intermediate(OUTPUT_NAME, columns=SOURCE_COLUMNS)
 
 

@@ -12,7 +12,9 @@ Facts (reference `scripts/2_tasks/house_sce_lockin/`):
   HQH5a_1), loan_status (qh5, HQH5 labels), mortgage_rate_type (qh5m, HQH5m labels),
   current_mortgage_rate (qh5m2_1, HQH5m2_1); ordinary_move_probability coalesces Q6a_1, q6a_1,
   hq6a_1, HQ6a_1; lockin_move_probability = q6a_lock; mortgage_rate_gap =
-  mortgage30us_rate_lag1 - current_mortgage_rate; both probabilities published / 100.
+  mortgage30us_rate_lag1 - current_mortgage_rate; both probabilities published / 100. The
+  official table holds them as float64 (`pd.to_numeric(...) / 100`), so `0.0` and `1.0` stay
+  float text even where every value is whole (`attrs["float_columns"]`).
 - Source-wide cutoffs per survey month over the whole housing table (coalesced values): current
   mortgage rate, local home value, purchase price, current home value, loan balance.
 - Filters: universe loan status in {1, 3}; target present; mortgage rate, release_date and
@@ -96,8 +98,8 @@ def coalesce(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
 
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
-    path = ctx.intermediate_dir / f"{SOURCE}.parquet"
-    have = set(pq.read_schema(path).names) if path.is_file() else set()
+    path = ctx.intermediate_path(SOURCE)  # the wave's column names decide which ones are read
+    have = set(pq.read_schema(path).names)
     status_col = next((col for col in ("qh5", "HQH5") if col in have), None)
     rate_col = next((col for col in ("qh5m2_1", "HQH5m2_1") if col in have), None)
     if status_col is None or rate_col is None:
