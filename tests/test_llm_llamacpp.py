@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import sqlite3
+import time
 import types
+from pathlib import Path
 
 import pytest
 from llm_servers import (
@@ -211,9 +213,27 @@ def test_llama_cpp_threads_follow_the_idle_cores(monkeypatch):
     from hhx.predictors.llm import llamacpp_backend as backend
 
     monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(backend.os, "getloadavg", lambda: (0.4, 0.0, 0.0))
+    monkeypatch.setattr(backend, "busy_cores", lambda: 0.4)
     assert backend.default_threads() == 4
-    monkeypatch.setattr(backend.os, "getloadavg", lambda: (2.7, 0.0, 0.0))
+    monkeypatch.setattr(backend, "busy_cores", lambda: 1.7)
     assert backend.default_threads() == 2
-    monkeypatch.setattr(backend.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    monkeypatch.setattr(backend, "busy_cores", lambda: 9.0)
     assert backend.default_threads() == 1
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
+def test_busy_cores_sees_other_work_now():
+    """A child spinning on one core is seen within a quarter second (the 1-minute load average
+    would not have risen yet, and would still count this process's own past work)."""
+    import subprocess
+    import sys
+
+    from hhx.predictors.llm import llamacpp_backend as backend
+
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # the interpreter is up and spinning
+        assert backend.busy_cores(0.5) >= 0.7
+    finally:
+        spin.kill()
+        spin.wait()

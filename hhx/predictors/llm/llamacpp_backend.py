@@ -31,6 +31,7 @@ import importlib.util
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,16 +73,38 @@ def resolve_model_path(spec: str) -> Path:
 
 
 def default_threads() -> int:
-    """Usable cores minus the 1-minute load (rounded down), at least one."""
+    """Usable cores minus the cores other work keeps busy now (rounded), at least one."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
+    busy = busy_cores()
+    return max(1, min(cores, cores - round(busy)))
+
+
+def busy_cores(interval: float = 0.25) -> float:
+    """Cores busy over the next `interval` seconds (/proc/stat; this process sleeps meanwhile,
+    so it is other work). Not the 1-minute load average: that still holds this process's own
+    work of the last minute (the demo build before the model loads), which would halve the
+    threads of a run on an otherwise idle machine. Falls back to it where /proc is absent."""
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields[:8]), idle  # user..steal; guest time is inside user already
+
     try:
-        busy = int(os.getloadavg()[0])
-    except OSError:
-        busy = 0
-    return max(1, min(cores, cores - busy))
+        total0, idle0 = sample()
+        time.sleep(interval)
+        total1, idle1 = sample()
+    except (OSError, ValueError, IndexError):
+        try:
+            return float(os.getloadavg()[0])
+        except OSError:
+            return 0.0
+    elapsed = total1 - total0
+    if elapsed <= 0:
+        return 0.0
+    return (os.cpu_count() or 1) * (1 - (idle1 - idle0) / elapsed)
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:
