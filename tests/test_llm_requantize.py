@@ -67,7 +67,7 @@ def test_a_file_llama_cpp_cannot_convert_is_one_error_and_leaves_nothing(tmp_pat
 
 
 def test_the_setting_is_checked_at_start_up(tmp_path):
-    assert settings_from_config(make_cfg("smollm2_135m", tmp_path)).requantize == "q8_0"
+    assert settings_from_config(make_cfg("smollm2_135m", tmp_path)).requantize == "q4_0"
     off = settings_from_config(make_cfg("smollm2_135m", tmp_path, **{"model.requantize": None}))
     assert off.requantize is None
     with pytest.raises(ConfigError, match=r"requantize='q3'.*q8_0, q4_0, f16 or null"):
@@ -82,7 +82,7 @@ def test_the_setting_is_checked_at_start_up(tmp_path):
 @pytest.mark.heavy
 @needs_model
 def test_the_cpu_model_answers_from_the_converted_weights(tmp_path):
-    """model=smollm2_135m (requantize: q8_0): the answer comes from the kept q8_0 copy, and the
+    """model=smollm2_135m (requantize: q4_0): the answer comes from the kept q4_0 copy, and the
     run identity names the format, so Q4_1 answers in the same cache are never reused."""
     from hhx.predictors.base import make_predictor
     from hhx.tasks.registry import load_task
@@ -93,8 +93,8 @@ def test_the_cpu_model_answers_from_the_converted_weights(tmp_path):
     rows = predictor.predict(task, examples_frame([jobfind_prompt(0)]))
     transport = predictor._transport
     assert transport.weights.parent == tmp_path / "gguf" and transport.weights.name.endswith(
-        ".q8_0.gguf")
-    assert transport.identity()["requantize"] == "q8_0"
+        ".q4_0.gguf")
+    assert transport.identity()["requantize"] == "q4_0"
     assert rows[0].details["draws"][0]["valid"], rows[0].prediction
     assert json.loads(rows[0].prediction)[0] in {"employed", "unemployed", "not_in_labor_force"}
     plain = make_cfg("smollm2_135m", tmp_path, **{"decoding.truncation_retries": 0,
