@@ -24,13 +24,6 @@ def store(tmp_path, monkeypatch) -> str:
     return (tmp_path / "mlruns").as_uri()
 
 
-@pytest.fixture
-def tr(store, request):
-    """Tracking settings with an experiment of the test's own."""
-    return OmegaConf.create({"enabled": True, "uri": store, "experiment": request.node.name[:40],
-                             "log_artifacts": True})
-
-
 def test_running_while_it_trains_then_finished_with_the_curve(tr, tmp_path):
     client = MlflowClient(tracking_uri=tr.uri)
     out = tmp_path / "out"

@@ -29,13 +29,6 @@ def store(tmp_path_factory):
     return f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
 
 
-@pytest.fixture
-def tr(store, request):
-    """Tracking settings with an experiment of the test's own."""
-    return OmegaConf.create({"enabled": True, "uri": store, "experiment": request.node.name[:40],
-                             "log_artifacts": True})
-
-
 def test_a_run_is_running_while_it_works_then_finished_with_its_duration(tr, tmp_path):
     client = MlflowClient(tracking_uri=tr.uri)
     run_id = begin_run(tr, run_name="t · m · evaluate", tags={"hhx.stage": "evaluate"})

@@ -18,7 +18,6 @@ module writes them as:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from hhx.bench import layout as lay
 from hhx.bench.evalsample import export_sft
 from hhx.config import Mode
 from hhx.errors import ConfigError, DataError
-from hhx.io import write_csv_atomic, write_json_atomic, write_jsonl_atomic
+from hhx.io import file_sha256, write_csv_atomic, write_json_atomic, write_jsonl_atomic
 from hhx.tasks.registry import load_task, task_names
 
 CHAT_FILE = "sft_chat.jsonl"
@@ -113,14 +112,6 @@ def _sharegpt(record: dict) -> dict:
     }
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_sft_set(
     root: str | Path, out_dir: str | Path, tasks: Sequence[str] = (), rows_per_task: int = 6000
 ) -> SftSet:
@@ -163,7 +154,7 @@ def write_sft_set(
         "rows_per_task": rows_per_task,
         "total_rows": int(manifest["rows"].sum()),
         "synthetic": any(synthetic.values()),
-        "chat_sha256": sha256_of(chat),
+        "chat_sha256": file_sha256(chat),
         "files": {"chat": CHAT_FILE, "trl": TRL_FILE, "llamafactory": LF_FILE,
                   "llamafactory_dataset_info": LF_INFO, "manifest": MANIFEST_FILE},
     }

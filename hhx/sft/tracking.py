@@ -21,7 +21,6 @@ from hhx.secrets import scrub
 from hhx.tracking.mlflow_run import begin_run, ensure_experiment, fail_run, finite_metrics
 
 RUN_FILE = "mlflow_run.json"
-MAX_BATCH = 1000  # MLflow's limit on metrics per log_batch
 
 
 class SftTracker:
@@ -69,9 +68,8 @@ class SftTracker:
                 self._client.delete_tag(previous, "hhx.failure_reason")
         else:
             self.run_id = begin_run(self.tracking, run_name=run_name, tags=live)
-            items = [Param(k, v) for k, v in params.items()]  # params are write-once
-            for i in range(0, len(items), 100):  # MLflow's limit on params per batch
-                self._client.log_batch(self.run_id, params=items[i : i + 100])
+            # params are write-once; the client splits a batch into MLflow's per-request limits
+            self._client.log_batch(self.run_id, params=[Param(k, v) for k, v in params.items()])
         self.output_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.output_dir / RUN_FILE,
                           {"run_id": self.run_id, "tracking_uri": uri})
@@ -80,9 +78,8 @@ class SftTracker:
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
-        metrics = [Metric(k, v, now, step) for k, v in finite_metrics(values).items()]
-        for i in range(0, len(metrics), MAX_BATCH):
-            self._client.log_batch(self.run_id, metrics=metrics[i : i + MAX_BATCH])
+        self._client.log_batch(self.run_id, metrics=[
+            Metric(k, v, now, step) for k, v in finite_metrics(values).items()])
 
     def step_logger(self) -> Callable[[dict[str, Any], int], None] | None:
         """Logs what the trainer reports at a step (loss, learning rate ...) as `train/<name>`

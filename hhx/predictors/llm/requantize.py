@@ -15,26 +15,17 @@ source file and the target, so it is built once per source and reused by every l
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
 from hhx.errors import PredictorError
-from hhx.io import atomic_path
+from hhx.io import atomic_path, file_sha256
 
 log = logging.getLogger(__name__)
 
 # target -> the llama_ftype constant's name in llama_cpp
 FORMATS = {"q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0", "q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0",
            "f16": "LLAMA_FTYPE_MOSTLY_F16"}
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def requantized_path(source: Path, target: str, folder: Path) -> Path:
