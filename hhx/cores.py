@@ -6,9 +6,9 @@ set to a positive integer. That variable is how parallel jobs share a machine: j
 workers (`hydra/launcher=joblib`) get `OMP_NUM_THREADS = cores // n_jobs` from joblib itself,
 and cluster job scripts commonly set it to the job's CPUs. The threaded parts of hhx (XGBoost's
 fits, llama.cpp's evaluation) size themselves by it, so two parallel jobs on two cores use one
-thread each instead of four threads fighting over two cores (measured on the demo grid: the
-joblib sweep's XGBoost cells ran slower per core than serial ones before). Thread counts do not
-change XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
+thread each instead of four threads contending for two cores (llama.cpp's threads wait for each
+other at every step, so one descheduled thread stalls them all). Thread counts do not change
+XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
 
 `busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them).
 """
