@@ -55,10 +55,14 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=32, help="task slots (x 2 models)")
     parser.add_argument("--households", type=int, default=2000, help="demo size")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--build-dir", type=Path, default=None,
+                        help="build the demo here and keep it (reused when already built)")
     opts = parser.parse_args()
     tasks, seeds = grid(opts.slots)
     cells = len(tasks) * len(seeds) * 2
-    work = Path(tempfile.mkdtemp(prefix="hhx-bench-sweep-"))
+    keep = opts.build_dir is not None
+    work = opts.build_dir.resolve() if keep else Path(tempfile.mkdtemp(prefix="hhx-bench-sweep-"))
+    work.mkdir(parents=True, exist_ok=True)
     common = [f"survey.demo.n_households={opts.households}", f"task={','.join(tasks)}",
               "model=no_change,xgboost", f"seed={','.join(seeds)}"]
     try:
@@ -92,7 +96,12 @@ def main() -> None:
         print(f"ratio serial / joblib: {serial / parallel:.2f}x (goal >= 1.7x on 2 cores; "
               f"{os.cpu_count()} CPUs here)")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:  # keep the built demo, not the sweeps
+            for tag in ("serial", "joblib"):
+                shutil.rmtree(work / tag, ignore_errors=True)
+                (work / f"{tag}.db").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

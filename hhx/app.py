@@ -244,7 +244,9 @@ def _hydra_main() -> float | None:
     # conf/hydra/launcher/{submitit_slurm,submitit_local,ray}.yaml replace the plugins' configs of
     # the same names (hhx's per-model-resources launchers); Hydra then merges the plugin's schema
     # into them, which it reports as deprecated. The merge is what we want (typed settings).
-    warnings.filterwarnings("ignore", message=".*is validated against ConfigStore schema with the same")
+    # (Hydra's message starts with a newline: the pattern must let `.` match it.)
+    warnings.filterwarnings("ignore", message=r"(?s).*is validated against ConfigStore schema "
+                                              "with the same", category=UserWarning)
     register_configs()
     register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)

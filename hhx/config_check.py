@@ -22,6 +22,9 @@ from hhx.errors import ConfigError
 
 # Settings whose values are free-form mappings (any key is fine below them).
 FREE = {"model.extra", "task.xgb_seeds", "survey.raw", "survey.demo", "data.demo.surveys"}
+# The short forms of sweep.force / sweep.dry_run (`+force=true`, `+dry_run=true`: hhx/sweeps/cell.py
+# reads either), top-level keys Hydra adds that the schema does not list.
+SHORT_FORMS = {"force", "dry_run"}
 
 # key -> (lowest, highest, whether the lowest is allowed); None = unbounded on that side.
 RANGES: dict[str, tuple[float | None, float | None, bool]] = {
@@ -83,7 +86,7 @@ def unknown_keys(node: DictConfig, prefix: str = "") -> list[tuple[str, list[str
     known = _known(schema) if schema is not None and dataclasses.is_dataclass(schema) else None
     for key in node.keys():
         path = f"{prefix}{key}"
-        if path in FREE:
+        if path in FREE or (not prefix and path in SHORT_FORMS):
             continue
         if known is not None and key not in known:
             found.append((path, [f"{prefix}{k}" for k in known]))

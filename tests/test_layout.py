@@ -384,11 +384,16 @@ def test_select_eval_sample_refuses_stale_outputs_and_sources(release, tmp_path)
         select_eval_sample(root, tmp_path / "fresh", [task.name], rows_per_task=20)
 
 
-def test_export_sft_first_train_rows_as_chat(release, tmp_path):
+def test_export_sft_first_train_rows_as_chat(release, tmp_path, capsys, monkeypatch):
     root, task, _ = release
     toy_release(root, toy_task("toy_policy", mode=Mode.policy))
+    monkeypatch.setenv("HHX_PROGRESS_INTERVAL", "0")
+    monkeypatch.delenv("HHX_PROGRESS", raising=False)
     counts = export_sft(root, tmp_path / "sft.jsonl", [task.name], n=10)
     assert counts.to_dict("records") == [{"task_id": task.name, "rows": 10}]
+    # progress off a terminal: a plain line per task with the rows so far
+    assert "SFT export: tasks' train rows: 1/1 tasks (100%), 0:00 elapsed, 10 rows" in (
+        capsys.readouterr().err)
     records = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
     bench = lay.load_bench_task(root, task)
     firsts = bench.split_frame("train", 10)

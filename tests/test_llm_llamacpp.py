@@ -210,15 +210,21 @@ def test_ctrl_c_during_a_generation_exits_within_two_seconds(tmp_path):
 def test_llama_cpp_threads_follow_the_idle_cores(monkeypatch):
     """Without model.extra.n_threads, llama.cpp gets the usable cores not already busy (ggml's
     threads wait for each other every step, so one on a busy core slows them all), never 0."""
+    from hhx import cores
     from hhx.predictors.llm import llamacpp_backend as backend
 
-    monkeypatch.setattr(backend.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     monkeypatch.setattr(backend, "busy_cores", lambda: 0.4)
     assert backend.default_threads() == 4
     monkeypatch.setattr(backend, "busy_cores", lambda: 1.7)
     assert backend.default_threads() == 2
     monkeypatch.setattr(backend, "busy_cores", lambda: 9.0)
     assert backend.default_threads() == 1
+    # a parallel sweep job (joblib sets OMP_NUM_THREADS = cores // jobs) keeps to its share
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    monkeypatch.setattr(backend, "busy_cores", lambda: 0.0)
+    assert backend.default_threads() == 2
 
 
 @pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
@@ -228,12 +234,12 @@ def test_busy_cores_sees_other_work_now():
     import subprocess
     import sys
 
-    from hhx.predictors.llm import llamacpp_backend as backend
+    from hhx.cores import busy_cores
 
     spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.3)  # the interpreter is up and spinning
-        assert backend.busy_cores(0.5) >= 0.7
+        assert busy_cores(0.5) >= 0.7
     finally:
         spin.kill()
         spin.wait()

@@ -188,6 +188,12 @@ def test_codes_outside_the_codebook_become_missing_and_are_reported(tmp_path, ca
     path = write_fz_dta(full, tmp_path / "full.dta")
     survey = SurveyConfig(name="sce_financing", raw={"sce_financing": "full.dta"},
                           improvements=["sce_financing_strict_codes"])
+    # without the improvement the build goes through and its report carries the counts
+    report = fz.build(SurveyConfig(name="sce_financing", raw={"sce_financing": "full.dta"}),
+                      tmp_path, tmp_path / "kept")
+    assert report.counts == {"hh_income.outside_codebook": 1, "hh_income.set_missing": 1}
+    assert "codes_outside_codebook" not in pd.read_parquet(
+        tmp_path / "kept" / "house_sce_financing.parquet").attrs
     with pytest.raises(DataError) as err:
         fz.build(survey, tmp_path, tmp_path / "out")
     message = str(err.value)

@@ -51,6 +51,9 @@ def test_numbers_and_choices_are_range_checked_all_in_one_line():
 def test_shipped_presets_and_free_form_settings_pass():
     validate_config(composed())
     validate_config(composed("+model.extra.foo=1", "data.max_examples=null"))
+    # the README's sweep switches, short for sweep.force / sweep.dry_run; a misspelt one is not
+    validate_config(composed("+force=true", "+dry_run=true"))
+    assert "unknown setting forse" in refused("+forse=true")
     for preset in sorted(p.stem for p in (conf_dir() / "experiment").glob("*.yaml")):
         validate_config(composed(f"experiment={preset}", "data.root=/x", "data.max_examples=200"))
 

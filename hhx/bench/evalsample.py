@@ -17,6 +17,7 @@ import pandas as pd
 from hhx.config import Mode
 from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path, write_csv_atomic, write_json_atomic, write_jsonl_atomic
+from hhx.progress import progress
 
 from . import layout as lay
 from . import manifests as mf
@@ -240,7 +241,8 @@ def export_sft(
     modes = dict(zip(manifest["task_id"], manifest["mode"], strict=True))
     records = []
     counts = []
-    for task in tasks:
+    bar = progress(tasks, "SFT export: tasks' train rows", unit="task")
+    for task in bar:
         if task not in modes:
             raise ConfigError(f"{root}/manifest.csv has no task {task}; build it first")
         if modes[task] != lay.MODE_LABELS[Mode.baseline]:
@@ -274,5 +276,6 @@ def export_sft(
                 }
             )
         counts.append({"task_id": task, "rows": len(chosen)})
+        bar.set_postfix_str(f"{len(records):,} rows")
     write_jsonl_atomic(out_path, records)
     return pd.DataFrame(counts, columns=["task_id", "rows"])

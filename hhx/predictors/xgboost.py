@@ -8,6 +8,7 @@ with the reference hyperparameters, the published seeds and native categorical s
 from __future__ import annotations
 
 import calendar
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 import xgboost as xgb
 
 from hhx.config import TargetType, TaskConfig, XGBoostConfig
+from hhx.cores import job_cores, thread_limit
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
@@ -27,6 +29,8 @@ from hhx.tasks.registry import distribution_vectors
 if TYPE_CHECKING:
     from hhx.bench.layout import BenchTask
     from hhx.config import HhxConfig
+
+log = logging.getLogger(__name__)
 
 MISSING_TOKEN = "__HOUSEHOLDBENCH_MISSING__"
 UNSEEN_TOKEN = "__HOUSEHOLDBENCH_UNSEEN__"
@@ -234,6 +238,19 @@ def outputs_for(task: TaskConfig) -> list[Output]:
 # the predictor
 
 
+def fit_threads(configured: int) -> int:
+    """`model.xgboost.threads`, capped by this job's cores (hhx.cores.job_cores): parallel sweep
+    jobs share the machine's cores rather than each starting `configured` threads on them."""
+    threads = max(1, min(configured, job_cores()))
+    if threads < configured:
+        limit = thread_limit()
+        why = (f"OMP_NUM_THREADS={limit} (parallel jobs share the cores)" if limit is not None
+               and limit == threads else f"this job may use {threads} core(s)")
+        log.info("XGBoost: %d thread(s), not model.xgboost.threads=%d: %s", threads,
+                 configured, why)
+    return threads
+
+
 class XGBoostPredictor:
     name = "xgboost"
 
@@ -243,10 +260,11 @@ class XGBoostPredictor:
         self.outputs: list[Output] = []
         self.task: TaskConfig | None = None
         self.counts: dict[str, int] = {}
+        self.threads = int(settings.threads)
 
     def _estimator(self, output: Output, seed: int) -> Any:
         s = self.settings
-        base = {**COMMON_PARAMS, "random_state": seed, "n_jobs": int(s.threads),
+        base = {**COMMON_PARAMS, "random_state": seed, "n_jobs": self.threads,
                 "early_stopping_rounds": int(s.early_stopping_rounds)}
         if output.kind == "numeric":
             params = {**REGRESSION_PARAMS, **base}
@@ -301,6 +319,7 @@ class XGBoostPredictor:
         x_train, x_val = self.encoder.transform(train), self.encoder.transform(val)
         self.counts = {"n_train": len(train), "n_validation": len(val)}
         self.outputs = outputs_for(spec)
+        self.threads = fit_threads(int(self.settings.threads))
         for idx, output in enumerate(self.outputs):
             if output.name not in spec.xgb_seeds:
                 raise ConfigError(f"task {spec.name}: no xgb_seeds entry for output {output.name}")

@@ -90,6 +90,8 @@ def _build(cfg: DictConfig, name: str | None, run_id: str | None,
         built = {n: r for n, r in results.items() if r is not None}
         metrics: dict[str, Any] = {f"rows.{n}.{k}": v for n, r in built.items()
                                    for k, v in r.rows.items()}
+        metrics.update({f"counts.{n}.{k}": v for n, r in built.items()
+                        for k, v in r.counts.items()})
         metrics["sources_built"] = len(built)
         metrics["sources_up_to_date"] = len(results) - len(built)
         tags["hhx.survey"] = name

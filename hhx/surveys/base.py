@@ -26,6 +26,21 @@ class BuildReport:
     inputs: dict[str, str] = field(default_factory=dict)  # raw path -> sha256 fingerprint
     seconds: float = 0.0
     synthetic: bool = False
+    # other counts worth a look, name -> count (e.g. SCE financing's codes outside the codebook,
+    # kept as the reference keeps them); logged as metrics `counts.<survey>.<name>`
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def enabled_improvements(survey: SurveyConfig, known: dict[str, str] | tuple[str, ...],
+                         builder: str) -> frozenset[str]:
+    """The deviations from the reference that `survey.improvements` enables (each off by
+    default); a name the builder does not know is refused with the names it does."""
+    names = frozenset(str(n) for n in (getattr(survey, "improvements", None) or ()))
+    unknown = sorted(names - set(known))
+    if unknown:
+        raise ConfigError(f"survey {survey.name}: unknown improvements {unknown}; the {builder} "
+                          f"builder knows {', '.join(known)}")
+    return names
 
 
 def require_file(path: Path, what: str, source: str) -> Path:

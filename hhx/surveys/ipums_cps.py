@@ -44,6 +44,7 @@ from hhx.errors import ConfigError, DataError
 from hhx.io import atomic_path, write_parquet_chunks
 from hhx.surveys.base import (
     BuildReport,
+    enabled_improvements,
     finish_report,
     input_sha256,
     require_file,
@@ -258,14 +259,7 @@ IMPROVEMENTS = ("cps_extra_missing_codes", "cps_raw_dws_columns")
 
 def improvements(survey: SurveyConfig) -> frozenset[str]:
     """The deviations from the reference a survey config enables (see the module docstring)."""
-    names = frozenset(str(n) for n in (getattr(survey, "improvements", None) or ()))
-    unknown = sorted(names - set(IMPROVEMENTS))
-    if unknown:
-        raise ConfigError(
-            f"survey {survey.name}: unknown improvements {unknown}; the CPS builder knows "
-            f"{', '.join(IMPROVEMENTS)}"
-        )
-    return names
+    return enabled_improvements(survey, IMPROVEMENTS, "CPS")
 
 
 def normalize_chunk(

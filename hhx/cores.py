@@ -1,0 +1,68 @@
+"""How many CPU cores this process may use for its own threads.
+
+`usable_cores()`: the cores the OS lets this process run on (its affinity mask: what SLURM's
+cgroups and `taskset` give it). `job_cores()`: the same, capped by `OMP_NUM_THREADS` when it is
+set to a positive integer. That variable is how parallel jobs share a machine: joblib's process
+workers (`hydra/launcher=joblib`) get `OMP_NUM_THREADS = cores // n_jobs` from joblib itself,
+and cluster job scripts commonly set it to the job's CPUs. The threaded parts of hhx (XGBoost's
+fits, llama.cpp's evaluation) size themselves by it, so two parallel jobs on two cores use one
+thread each instead of four threads fighting over two cores (measured on the demo grid: the
+joblib sweep's XGBoost cells ran slower per core than serial ones before). Thread counts do not
+change XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
+
+`busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask), at least one."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def thread_limit() -> int | None:
+    """`OMP_NUM_THREADS` as a positive integer, or None when unset or not one."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    # OpenMP also allows a nesting list ("4,2"); its first level is this process's threads
+    head = value.split(",", 1)[0]
+    return int(head) if head.isdigit() and int(head) > 0 else None
+
+
+def job_cores() -> int:
+    """The cores this job's threads should use: usable cores, capped by OMP_NUM_THREADS."""
+    cores = usable_cores()
+    limit = thread_limit()
+    return min(cores, limit) if limit is not None else cores
+
+
+def busy_cores(interval: float = 0.25) -> float:
+    """Cores busy over the next `interval` seconds (/proc/stat; this process sleeps meanwhile,
+    so it is other work). Not the 1-minute load average: that still holds this process's own
+    work of the last minute (the demo build before the model loads), which would halve the
+    threads of a run on an otherwise idle machine. Falls back to it where /proc is absent."""
+    def sample() -> tuple[int, int]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields[:8]), idle  # user..steal; guest time is inside user already
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(interval)
+        total1, idle1 = sample()
+    except (OSError, ValueError, IndexError):
+        try:
+            return float(os.getloadavg()[0])
+        except OSError:
+            return 0.0
+    elapsed = total1 - total0
+    if elapsed <= 0:
+        return 0.0
+    return (os.cpu_count() or 1) * (1 - (idle1 - idle0) / elapsed)
