@@ -20,6 +20,7 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 from hhx.errors import HhxError, os_error_line  # noqa: E402
 from hhx.paths import conf_dir  # noqa: E402
+from hhx.startup import pause_gc, resume_gc  # noqa: E402
 
 log = logging.getLogger("hhx")
 
@@ -265,6 +266,7 @@ def main() -> float | None:
         except BrokenPipeError:  # `hhx --help | head`
             _quiet_exit()
         return None
+    pause_gc()  # while Hydra, MLflow and pandas load; resumed when the stage's work begins
     try:
         sys.argv[1:] = expand_task_sets(args)
         return _hydra_main()
@@ -273,6 +275,8 @@ def main() -> float | None:
             raise
         print(f"hhx: error: {os_error_line(exc)}", file=sys.stderr)
         raise SystemExit(1) from None
+    finally:
+        resume_gc()  # a no-op when the stage resumed it
 
 
 if __name__ == "__main__":

@@ -74,3 +74,52 @@ def test_config_resolved_once_writes_what_omegaconf_writes(composed):
     resolved = resolved_config(cfg)
     assert config_yaml(resolved) == OmegaConf.to_yaml(cfg, resolve=True)
     assert flatten_config(resolved) == flatten_config(cfg)
+
+
+def test_collector_paused_for_start_up_and_resumed_with_start_up_frozen(monkeypatch):
+    # hhx/startup.py: `main` pauses the collector; the stage's work runs with it on again, and
+    # what start-up built is frozen (never scanned again). Outside `main`, resume is a no-op.
+    import gc
+    import sys
+    import types
+
+    from hhx import startup
+    from hhx.stages import STAGES, dispatch
+
+    assert gc.isenabled()
+    startup.resume_gc()  # not paused: nothing changes
+    assert gc.isenabled()
+    seen = {}
+    stage = types.ModuleType("hhx_fake_stage")
+    stage.run = lambda cfg: seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count())
+    monkeypatch.setitem(sys.modules, "hhx_fake_stage", stage)
+    monkeypatch.setitem(STAGES, "describe", "hhx_fake_stage")
+    cfg = OmegaConf.create({"stage": "describe"})
+    try:
+        startup.pause_gc()
+        assert not gc.isenabled()
+        dispatch(cfg)
+        assert seen["enabled"] and seen["frozen"] > 0
+        stage.RESUMES_GC = True  # a stage that resumes it itself (evaluate, once its run is open)
+        startup.pause_gc()
+        dispatch(cfg)
+        assert not seen["enabled"]
+    finally:
+        startup.resume_gc()
+        gc.unfreeze()
+    assert gc.isenabled()
+
+
+def test_cell_identity_from_the_config_resolved_once_is_the_same(composed):
+    # hhx/stages/evaluate.py resolves the config once and gives it to the sweep identity too.
+    import copy
+
+    from hhx.sweeps.identity import config_hash
+
+    cfg = OmegaConf.masked_copy(composed, [k for k in composed if k != "hydra"])
+    resolved = resolved_config(cfg)
+    before = copy.deepcopy(resolved)
+    assert config_hash(resolved) == config_hash(cfg)
+    assert resolved == before  # the identity leaves the resolved config as it was
+    other = OmegaConf.merge(cfg, {"data": {"split": "post_cutoff_test"}})
+    assert config_hash(resolved_config(other)) != config_hash(resolved)

@@ -6,6 +6,8 @@ import importlib
 
 from omegaconf import DictConfig
 
+from hhx.startup import resume_gc
+
 STAGES = {
     "evaluate": "hhx.stages.evaluate",
     "build": "hhx.stages.build",
@@ -21,6 +23,8 @@ STAGES = {
 def dispatch(cfg: DictConfig) -> float | None:
     stage = cfg.stage.value if hasattr(cfg.stage, "value") else str(cfg.stage)
     module = importlib.import_module(STAGES[stage])
+    if not getattr(module, "RESUMES_GC", False):  # an evaluate resumes once its run is open
+        resume_gc()  # start-up is over (hhx/startup.py)
     result = module.run(cfg)
     if isinstance(result, dict):
         score = result.get("primary_score")

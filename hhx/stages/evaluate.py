@@ -30,6 +30,7 @@ from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, 
 from hhx.predictors.base import PredictionRow, make_predictor
 from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
+from hhx.startup import resume_gc
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
 from hhx.tracking.mlflow_run import (
@@ -43,6 +44,10 @@ from hhx.tracking.mlflow_run import (
 )
 
 log = logging.getLogger(__name__)
+
+# The collector stays paused (hhx/startup.py) until the MLflow run is open: MLflow's imports are
+# most of start-up.
+RESUMES_GC = True
 
 RECORD_KEYS = ["id", "time", "release_date", "system", "user", "assistant", "naive_baseline"]
 
@@ -322,8 +327,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
     # --- sweeps (hhx/sweeps/cell.py): identity tags; in a sweep, skip a cell MLflow already
     # holds as FINISHED, or only estimate it (sweep.dry_run)
-    cell = sweep_cell.prepare(cfg, task, model_name, bench, examples)
+    resolved = resolved_config(cfg)  # once: the cell's identity, resolved.yaml, MLflow params
+    cell = sweep_cell.prepare(cfg, task, model_name, bench, examples, resolved)
     if cell.outcome is not None:
+        resume_gc()
         return cell.outcome
 
     synthetic = is_synthetic(cfg) or bench.synthetic
@@ -332,9 +339,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                        tags={"hhx.stage": "evaluate", "hhx.task": task.name,
                              "hhx.model": model_name, "hhx.status": "running", **picked,
                              **cell.tags})  # a sweep job's tag: its failure is logged once
+    resume_gc()  # start-up is over: the predictor's work runs with the collector on
     try:
         return _evaluate(cfg, task, model_name, bench, examples, gold, cell, started, started_at,
-                         run_id, picked, split_rows, rule)
+                         run_id, picked, split_rows, rule, resolved)
     except BaseException as exc:
         reason = str(exc) or type(exc).__name__
         try:
@@ -347,7 +355,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask,
               examples: pd.DataFrame, gold: list[dict], cell: Any, started: float,
               started_at: float, run_id: str | None, picked: dict[str, str], split_rows: int,
-              rule: str) -> dict[str, Any]:
+              rule: str, resolved: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     predictor = None
     try:
@@ -368,7 +376,7 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
             metrics = predictor.run_metrics() if predictor is not None else {}
             try:
                 record_run(cfg, task, bench, run_dir(), started_at, metrics, str(exc),
-                           {**cell.tags, **picked}, run_id=run_id)
+                           {**cell.tags, **picked}, run_id=run_id, resolved=resolved)
             except Exception as log_exc:  # e.g. the same full disk: the stop message matters more
                 log.warning("could not record the failed run: %s", log_exc)
         raise
@@ -383,7 +391,6 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
 
     out = run_dir()
     details = details_frame(task, examples, result, rows)
-    resolved = resolved_config(cfg)  # once, for resolved.yaml and the MLflow params
     files = {
         "predictions": write_jsonl_atomic(out / "predictions" / f"{task.name}.jsonl", official),
         "details": write_parquet_atomic(out / "details" / f"{task.name}.parquet", details),

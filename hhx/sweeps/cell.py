@@ -164,9 +164,10 @@ def switch(cfg: DictConfig, name: str) -> bool:
 
 
 def prepare(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask,
-            examples: Any) -> Cell:
-    """Identity tags; in a sweep, the skip (finished in MLflow) or the dry-run estimate."""
-    chash = config_hash(cfg)
+            examples: Any, resolved: dict[str, Any] | None = None) -> Cell:
+    """Identity tags; in a sweep, the skip (finished in MLflow) or the dry-run estimate.
+    `resolved`: the config resolved already (`resolved_config`), else it is resolved here."""
+    chash = config_hash(cfg if resolved is None else resolved)
     fingerprint = data_fingerprint(bench, cfg.paths.cache_dir)
     key = cell_key(task.name, model_name, chash, fingerprint)
     cell = Cell(key, {CELL_TAG: key, "hhx.config_hash": chash, "hhx.data_fingerprint": fingerprint})

@@ -30,19 +30,20 @@ EXCLUDED_KEYS = {
 FINGERPRINT_CACHE = "sweep_fingerprints.json"
 
 
-def result_settings(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved config less what does not change a result (see the module docstring)."""
-    plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+def result_settings(cfg: DictConfig | dict[str, Any]) -> dict[str, Any]:
+    """The resolved config less what does not change a result (see the module docstring).
+    `cfg`: the config, or the config resolved already (`resolved_config`; left unchanged)."""
+    plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(
+        cfg, DictConfig) else cfg
     assert isinstance(plain, dict)
-    for group in EXCLUDED_GROUPS:
-        plain.pop(group, None)
+    kept = {k: v for k, v in plain.items() if k not in EXCLUDED_GROUPS}
     for group, keys in EXCLUDED_KEYS.items():
-        for key in keys:
-            (plain.get(group) or {}).pop(key, None)
-    return plain
+        if kept.get(group):
+            kept[group] = {k: v for k, v in kept[group].items() if k not in keys}
+    return kept
 
 
-def config_hash(cfg: DictConfig) -> str:
+def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
     from hhx.secrets import is_secret_name
 
     def scrub(node: Any) -> Any:  # a secret never enters the hash (it would leak by its digest)
