@@ -277,3 +277,28 @@ def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_p
     finally:
         HydraConfig.instance().cfg = saved
     assert counts(summary_frame(tmp_path))["run"] == 1
+
+
+def test_without_the_ray_extra_no_plugin_warning_and_the_ray_launcher_says_what_to_install(
+        tmp_path):
+    """Hydra imports every plugin module at every start: on a plain setup (no `hhx[ray]`) hhx's
+    Ray launcher module must import cleanly, and choosing it names what to install."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_ray.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['hydra_plugins.hydra_ray_launcher'] = None  # as if not installed\n"
+        "sys.modules['hydra_plugins.hydra_ray_launcher.ray_launcher'] = None\n"
+        "from hhx.app import main\n"
+        "sys.argv = ['hhx', *sys.argv[1:]]\n"
+        "main()\n")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--multirun", "hydra/launcher=ray", "stage=describe",
+         "task=labor_cps_jobfind", "tracking=none", f"hydra.sweep.dir={tmp_path}/sw"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Error importing" not in proc.stderr and "Traceback" not in proc.stderr
+    assert ("hhx: error: hydra/launcher=ray needs Ray and Hydra's Ray launcher: "
+            "pip install 'hhx[ray]'") in proc.stderr

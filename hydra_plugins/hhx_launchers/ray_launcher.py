@@ -25,7 +25,7 @@ from pathlib import Path
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, configure_log, filter_overrides, setup_globals
 from hydra.errors import CompactHydraException
-from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
+from hydra.plugins.launcher import Launcher
 from omegaconf import OmegaConf, open_dict
 
 from hhx.errors import HhxError
@@ -103,6 +103,28 @@ def start_local_ray(init_cfg) -> None:
                     "hhx: error: the local Ray cluster did not start twice (its raylet gave up "
                     f"waiting for Ray's agents; see {logs}/raylet.out); on a busy machine stop "
                     "other work and rerun, or use hydra/launcher=joblib") from None
+
+
+class RayMissing(Launcher):
+    """Stands in for Hydra's Ray launcher where the `ray` extra is not installed: Hydra imports
+    every plugin module at every start, so this module must import without Ray (else each run
+    of a plain setup prints Hydra's "Error importing" warning); choosing it says what to install."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass  # the launcher's settings (ray.init, ray.remote) are not needed to say it
+
+    def setup(self, *args: object, **kwargs: object) -> None:  # Hydra's first call after init
+        raise RayStartError("hhx: error: hydra/launcher=ray needs Ray and Hydra's Ray launcher: "
+                            "pip install 'hhx[ray]' (bash setup.sh --dev installs them)")
+
+    def launch(self, *args: object, **kwargs: object) -> Sequence[JobReturn]:  # never reached
+        raise NotImplementedError
+
+
+try:
+    from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
+except ImportError:  # the optional `ray` extra
+    RayLauncher = RayMissing
 
 
 class HhxRayLauncher(RayLauncher):
