@@ -10,7 +10,11 @@ thread each instead of four threads contending for two cores (llama.cpp's thread
 other at every step, so one descheduled thread stalls them all). Thread counts do not change
 XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
 
-`busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them).
+`busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them when it loads).
+`CoreMeter`: the cores *other processes* kept busy since its last reading (this process's own
+CPU time taken out), for work that can change its thread count as it goes: XGBoost re-sizes
+its threads every few seconds of a fit (hhx/predictors/xgboost.py `ThreadShare`), so two parallel
+sweep jobs fit on one core each and the last job left running gets both.
 """
 
 from __future__ import annotations
@@ -43,20 +47,22 @@ def job_cores() -> int:
     return min(cores, limit) if limit is not None else cores
 
 
+def _stat_ticks() -> tuple[int, int]:
+    """(all CPUs' ticks user..steal, idle + iowait ticks) from /proc/stat's first line (guest
+    time is inside user already)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[3] + (fields[4] if len(fields) > 4 else 0)
+
+
 def busy_cores(interval: float = 0.25) -> float:
     """Cores busy over the next `interval` seconds (/proc/stat; this process sleeps meanwhile,
     so it is other work). Not the 1-minute load average: that still holds this process's own
     work of the last minute (the demo build before the model loads), which would halve the
     threads of a run on an otherwise idle machine. Falls back to it where /proc is absent."""
-    def sample() -> tuple[int, int]:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-        return sum(fields[:8]), idle  # user..steal; guest time is inside user already
-
     try:
-        total0, idle0 = sample()
+        total0, idle0 = _stat_ticks()
         time.sleep(interval)
-        total1, idle1 = sample()
+        total1, idle1 = _stat_ticks()
     except (OSError, ValueError, IndexError):
         try:
             return float(os.getloadavg()[0])
@@ -66,3 +72,36 @@ def busy_cores(interval: float = 0.25) -> float:
     if elapsed <= 0:
         return 0.0
     return (os.cpu_count() or 1) * (1 - (idle1 - idle0) / elapsed)
+
+
+class CoreMeter:
+    """Cores other processes kept busy between readings (Linux /proc; elsewhere always 0)."""
+
+    def __init__(self) -> None:
+        self.cpus = os.cpu_count() or 1
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.own = 0.0  # the cores this process kept busy, at the last reading
+        self._last = self._sample()
+
+    def _sample(self) -> tuple[int, int, float] | None:
+        try:
+            total, idle = _stat_ticks()
+        except (OSError, ValueError, IndexError):
+            return None
+        own = os.times()
+        return total, idle, own.user + own.system
+
+    def other_busy(self) -> float:
+        now, last = self._sample(), self._last
+        self._last = now
+        if now is None or last is None or now[0] <= last[0]:
+            return 0.0
+        elapsed = now[0] - last[0]  # ticks summed over all CPUs
+        busy = self.cpus * (1 - (now[1] - last[1]) / elapsed)
+        self.own = (now[2] - last[2]) * self.tick / (elapsed / self.cpus)  # this process's
+        return max(0.0, busy - self.own)
+
+
+def share_threads(configured: int, other_busy: float) -> int:
+    """Threads for this process: the usable cores others leave free, at most `configured`."""
+    return max(1, min(configured, usable_cores() - round(other_busy)))

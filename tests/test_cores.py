@@ -1,9 +1,14 @@
-"""The cores a job's threads use: the affinity mask capped by OMP_NUM_THREADS (parallel sweep
-jobs share the machine), and XGBoost's results do not depend on the thread count."""
+"""The cores a job's threads use: the affinity mask capped by OMP_NUM_THREADS (llama.cpp in
+parallel sweep jobs), XGBoost's fits re-sized to the cores other processes leave free, and
+XGBoost's results independent of the thread count."""
 
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,13 +35,46 @@ def test_job_cores_follow_omp_num_threads(four_cores, monkeypatch, value, expect
     assert cores.job_cores() == expected
 
 
-def test_xgboost_threads_capped_by_the_job_and_said(four_cores, monkeypatch, caplog):
+def test_xgboost_threads_at_most_the_usable_cores_and_said(four_cores, caplog):
     assert hhx_xgb.fit_threads(2) == 2  # within the cores: as configured, no line
-    assert hhx_xgb.fit_threads(8) == 4
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     with caplog.at_level(logging.INFO, logger="hhx.predictors.xgboost"):
-        assert hhx_xgb.fit_threads(2) == 1
-    assert "XGBoost: 1 thread(s), not model.xgboost.threads=2: OMP_NUM_THREADS=1" in caplog.text
+        assert hhx_xgb.fit_threads(8) == 4
+    assert "XGBoost: 4 thread(s), not model.xgboost.threads=8: this job may use 4" in caplog.text
+
+
+def test_other_busy_cores_leave_a_fit_fewer_threads(four_cores):
+    assert cores.share_threads(4, 0.2) == 4
+    assert cores.share_threads(4, 2.6) == 1  # 4 - 3
+    assert cores.share_threads(2, 1.0) == 2  # at most the configured threads
+    assert cores.share_threads(4, 7.0) == 1  # never none
+
+
+class Meter:
+    """Readings in turn: other processes busy on 0, 1, 0, 1 ... cores."""
+
+    def __init__(self):
+        self.n = 0
+
+    def other_busy(self) -> float:
+        self.n += 1
+        return float(self.n % 2)
+
+
+def test_thread_share_resizes_a_fit_and_keeps_its_result(monkeypatch):
+    """Parallel jobs: a fit drops to the free cores and takes them back; the fitted model is
+    the same as with a fixed thread count."""
+    monkeypatch.setattr(cores, "usable_cores", lambda: 2)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1500, 8))
+    y = 3 * x[:, 1] + rng.normal(size=len(x))
+    params = {**hhx_xgb.REGRESSION_PARAMS, **hhx_xgb.COMMON_PARAMS,
+              "objective": "reg:absoluteerror", "n_estimators": 15, "random_state": 3}
+    share = hhx_xgb.ThreadShare(2, interval=0.0)
+    monkeypatch.setattr(hhx_xgb, "CoreMeter", Meter)
+    resized = xgb.XGBRegressor(**params, n_jobs=2, callbacks=[share]).fit(x, y)
+    assert share.used == {1, 2}  # it ran on one thread and on two
+    fixed = xgb.XGBRegressor(**params, n_jobs=2).fit(x, y)
+    assert np.array_equal(resized.predict(x), fixed.predict(x))
 
 
 @pytest.mark.parametrize("kind", ["classification", "regression"])
@@ -59,3 +97,23 @@ def test_xgboost_results_do_not_depend_on_threads(kind):
         model = cls(**params, n_jobs=threads).fit(x, y)
         out.append(model.predict_proba(x) if kind == "classification" else model.predict(x))
     assert np.array_equal(out[0], out[1])
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
+def test_core_meter_counts_other_processes_not_this_one():
+    meter = cores.CoreMeter()
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # the child is up and spinning
+        meter.other_busy()
+        time.sleep(0.5)
+        assert meter.other_busy() >= 0.7  # the child's core
+    finally:
+        spin.kill()
+        spin.wait()
+    meter.other_busy()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:  # this process spins: its own core, not another's
+        pass
+    meter.other_busy()
+    assert meter.own >= 0.7

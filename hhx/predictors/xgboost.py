@@ -19,7 +19,7 @@ import pandas as pd
 import xgboost as xgb
 
 from hhx.config import TargetType, TaskConfig, XGBoostConfig
-from hhx.cores import job_cores, thread_limit
+from hhx.cores import CoreMeter, share_threads, usable_cores
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
@@ -200,6 +200,34 @@ class RoundProgress(xgb.callback.TrainingCallback):
         return model
 
 
+class ThreadShare(xgb.callback.TrainingCallback):
+    """Every `interval` seconds of a fit, its threads become the usable cores other processes
+    leave free (at most `model.xgboost.threads`; hhx.cores.CoreMeter). Parallel sweep jobs so
+    share the cores instead of contending for them, and the last fit left running gets them all.
+    The thread count never changes XGBoost's result (tests/test_cores.py)."""
+
+    def __init__(self, configured: int, interval: float = 2.0):
+        super().__init__()
+        self.configured, self.interval = configured, interval
+        self.threads = configured
+        self.used: set[int] = set()
+
+    def before_training(self, model: Any) -> Any:
+        self.meter, self.due = CoreMeter(), time.monotonic() + self.interval
+        self.used = {self.threads}
+        return model
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        if time.monotonic() >= self.due:
+            self.due = time.monotonic() + self.interval
+            threads = share_threads(self.configured, self.meter.other_busy())
+            if threads != self.threads:
+                model.set_param("nthread", threads)
+                self.threads = threads
+                self.used.add(threads)
+        return False
+
+
 @dataclass
 class Output:
     """One fitted model: a numeric/categorical target column or a distribution group."""
@@ -239,15 +267,12 @@ def outputs_for(task: TaskConfig) -> list[Output]:
 
 
 def fit_threads(configured: int) -> int:
-    """`model.xgboost.threads`, capped by this job's cores (hhx.cores.job_cores): parallel sweep
-    jobs share the machine's cores rather than each starting `configured` threads on them."""
-    threads = max(1, min(configured, job_cores()))
+    """`model.xgboost.threads`, at most the usable cores (a fit then re-sizes them as it goes:
+    ThreadShare)."""
+    threads = max(1, min(configured, usable_cores()))
     if threads < configured:
-        limit = thread_limit()
-        why = (f"OMP_NUM_THREADS={limit} (parallel jobs share the cores)" if limit is not None
-               and limit == threads else f"this job may use {threads} core(s)")
-        log.info("XGBoost: %d thread(s), not model.xgboost.threads=%d: %s", threads,
-                 configured, why)
+        log.info("XGBoost: %d thread(s), not model.xgboost.threads=%d: this job may use %d "
+                 "core(s)", threads, configured, threads)
     return threads
 
 
@@ -286,7 +311,8 @@ class XGBoostPredictor:
         if s.n_estimators is not None:
             params["n_estimators"] = int(s.n_estimators)
         params["callbacks"] = [RoundProgress(f"XGBoost fit {output.name}",
-                                             int(params["n_estimators"]))]
+                                             int(params["n_estimators"])),
+                               ThreadShare(self.threads)]
         return cls(**params)
 
     def _targets(self, task: TaskConfig, output: Output, idx: int, frame: pd.DataFrame) -> np.ndarray:
