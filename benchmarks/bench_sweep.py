@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=32, help="task slots (x 2 models)")
     parser.add_argument("--households", type=int, default=2000, help="demo size")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sweeps", default="serial,joblib",
+                        help="which sweeps to time (both give the ratio)")
     parser.add_argument("--build-dir", type=Path, default=None,
                         help="build the demo here and keep it (reused when already built)")
     opts = parser.parse_args()
@@ -79,6 +81,8 @@ def main() -> None:
                                (f"joblib, {opts.workers} workers",
                                 ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={opts.workers}"])):
             tag = "joblib" if launcher else "serial"
+            if tag not in opts.sweeps.split(","):
+                continue
             before = os.getloadavg()[0]
             t0 = time.perf_counter()
             proc = hhx(work, "--multirun", *launcher, *common,
@@ -87,6 +91,10 @@ def main() -> None:
             loads[name] = (before, os.getloadavg()[0])
             line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: "))
             print(f"  {name}: {times[name]:.1f} s  ({line})", flush=True)
+        if len(times) < 2:  # one sweep timed: no ratio
+            for name, wall in times.items():
+                print(f"{name}: {cells} cells, {wall:.1f} s, {wall / cells:.2f} s/cell")
+            return
         serial, parallel = times.values()
         print(f"\n{'sweep':<26}{'cells':>6}{'wall s':>9}{'s/cell':>8}{'load before/after':>19}")
         for name, wall in times.items():

@@ -40,6 +40,20 @@ def thread_limit() -> int | None:
     return int(head) if head.isdigit() and int(head) > 0 else None
 
 
+# The parent of a sweep records the user's OMP_NUM_THREADS here (hhx/sweeps/callback.py) before
+# joblib's workers start with their own share in OMP_NUM_THREADS.
+USER_LIMIT_VAR = "HHX_USER_OMP_NUM_THREADS"
+
+
+def user_thread_limit() -> int | None:
+    """The OMP_NUM_THREADS the user set: in a joblib worker the one its sweep started with
+    (joblib's own share, cores // n_jobs, is not a user's limit), else OMP_NUM_THREADS."""
+    if USER_LIMIT_VAR not in os.environ:
+        return thread_limit()
+    head = os.environ[USER_LIMIT_VAR].strip().split(",", 1)[0]
+    return int(head) if head.isdigit() and int(head) > 0 else None
+
+
 def job_cores() -> int:
     """The cores this job's threads should use: usable cores, capped by OMP_NUM_THREADS."""
     cores = usable_cores()

@@ -117,3 +117,16 @@ def test_core_meter_counts_other_processes_not_this_one():
         pass
     meter.other_busy()
     assert meter.own >= 0.7
+
+
+def test_a_users_omp_num_threads_caps_xgboost_but_joblibs_share_does_not(four_cores,
+                                                                         monkeypatch):
+    monkeypatch.delenv(cores.USER_LIMIT_VAR, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the user's, outside a sweep
+    assert hhx_xgb.fit_threads(2) == 1
+    # a joblib worker: OMP_NUM_THREADS is joblib's share, the sweep recorded the user had none
+    monkeypatch.setenv(cores.USER_LIMIT_VAR, "")
+    assert hhx_xgb.fit_threads(2) == 2
+    monkeypatch.setenv(cores.USER_LIMIT_VAR, "3")  # ... or that the user had 3
+    assert hhx_xgb.fit_threads(4) == 3
+

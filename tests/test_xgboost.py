@@ -182,3 +182,33 @@ def test_xgboost_beats_no_change_and_saves_reloadable_models(kind, toy_builder, 
     in_memory = model.outputs[0].model.get_booster().predict(
         xgb.DMatrix(x, enable_categorical=True))
     assert np.allclose(reloaded, in_memory)
+
+
+def test_a_fit_lifts_joblibs_openmp_share_to_its_own_threads(toy_builder, tmp_path, monkeypatch):
+    """In a joblib worker OpenMP is capped at joblib's share (OMP_NUM_THREADS = cores // jobs),
+    which would hold XGBoost to one thread even when it runs alone; the fit lifts the cap to its
+    own thread count (ThreadShare then keeps it to the cores other jobs leave free)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from hhx import cores
+    from hhx.predictors import xgboost as hhx_xgb
+
+    task = toy_task("numeric", toy_builder)
+    ctx = BuildContext(task, tmp_path, macro_context=pd.DataFrame(), synthetic=True)
+    bench = build_task(ctx, tmp_path / "bench", synthetic=True)
+    monkeypatch.setenv(cores.USER_LIMIT_VAR, "")  # the sweep's user set no OMP_NUM_THREADS
+    monkeypatch.setattr(cores, "usable_cores", lambda: 2)
+    monkeypatch.setattr(hhx_xgb, "usable_cores", lambda: 2)
+    seen: list[int] = []
+
+    class Look(hhx_xgb.ThreadShare):
+        def after_iteration(self, model, epoch, evals_log):
+            seen.extend(i["num_threads"] for i in threadpool_info()
+                        if i["user_api"] == "openmp")
+            return super().after_iteration(model, epoch, evals_log)
+
+    monkeypatch.setattr(hhx_xgb, "ThreadShare", Look)
+    with threadpool_limits(limits=1, user_api="openmp"):  # what joblib's share does
+        XGBoostPredictor(XGBoostConfig(threads=2, n_estimators=5,
+                                       early_stopping_rounds=5)).fit(bench)
+    assert seen and set(seen) == {2}

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import xgboost as xgb
+from threadpoolctl import threadpool_limits
 
 from hhx.config import TargetType, TaskConfig, XGBoostConfig
-from hhx.cores import CoreMeter, share_threads, usable_cores
+from hhx.cores import CoreMeter, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
@@ -267,12 +268,15 @@ def outputs_for(task: TaskConfig) -> list[Output]:
 
 
 def fit_threads(configured: int) -> int:
-    """`model.xgboost.threads`, at most the usable cores (a fit then re-sizes them as it goes:
-    ThreadShare)."""
-    threads = max(1, min(configured, usable_cores()))
+    """`model.xgboost.threads`, at most the usable cores and a user's OMP_NUM_THREADS (not the
+    share joblib gives its workers: a fit re-sizes its threads as it goes, ThreadShare)."""
+    limit = user_thread_limit()
+    threads = max(1, min(configured, usable_cores(), limit or configured))
     if threads < configured:
-        log.info("XGBoost: %d thread(s), not model.xgboost.threads=%d: this job may use %d "
-                 "core(s)", threads, configured, threads)
+        why = (f"OMP_NUM_THREADS={limit}" if limit is not None and limit == threads
+               else f"this job may use {threads} core(s)")
+        log.info("XGBoost: %d thread(s), not model.xgboost.threads=%d: %s", threads,
+                 configured, why)
     return threads
 
 
@@ -346,6 +350,14 @@ class XGBoostPredictor:
         self.counts = {"n_train": len(train), "n_validation": len(val)}
         self.outputs = outputs_for(spec)
         self.threads = fit_threads(int(self.settings.threads))
+        # OpenMP caps XGBoost at OMP_NUM_THREADS, which joblib sets to its workers' share; the
+        # fits may use up to self.threads (ThreadShare keeps them to the cores left free)
+        with threadpool_limits(limits=self.threads, user_api="openmp"):
+            self._fit_outputs(spec, train, val, x_train, x_val)
+        return self
+
+    def _fit_outputs(self, spec: TaskConfig, train: pd.DataFrame, val: pd.DataFrame,
+                     x_train: Any, x_val: Any) -> None:
         for idx, output in enumerate(self.outputs):
             if output.name not in spec.xgb_seeds:
                 raise ConfigError(f"task {spec.name}: no xgb_seeds entry for output {output.name}")
@@ -363,7 +375,6 @@ class XGBoostPredictor:
             output.fit_seconds = time.perf_counter() - t0
             output.model = model
             output.best_iteration = getattr(model, "best_iteration", None)
-        return self
 
     def _feature_rows(self, task: BenchTask, examples: pd.DataFrame) -> pd.DataFrame:
         if task.table is None:

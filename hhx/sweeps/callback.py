@@ -7,6 +7,7 @@ process exits 1 when a cell failed (every job has run by then). Registered in co
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 import uuid
@@ -16,6 +17,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from hhx.cores import USER_LIMIT_VAR
 from hhx.io import write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,8 @@ class SweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
+        # joblib's workers get OMP_NUM_THREADS = cores // n_jobs; the user's own stays known
+        os.environ.setdefault(USER_LIMIT_VAR, os.environ.get("OMP_NUM_THREADS", ""))
         tracking = config.get("tracking")
         if tracking is not None and tracking.enabled:
             from hhx.tracking.store import prepare_store
