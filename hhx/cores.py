@@ -4,17 +4,18 @@
 cgroups and `taskset` give it). `job_cores()`: the same, capped by `OMP_NUM_THREADS` when it is
 set to a positive integer. That variable is how parallel jobs share a machine: joblib's process
 workers (`hydra/launcher=joblib`) get `OMP_NUM_THREADS = cores // n_jobs` from joblib itself,
-and cluster job scripts commonly set it to the job's CPUs. The threaded parts of hhx (XGBoost's
-fits, llama.cpp's evaluation) size themselves by it, so two parallel jobs on two cores use one
-thread each instead of four threads contending for two cores (llama.cpp's threads wait for each
-other at every step, so one descheduled thread stalls them all). Thread counts do not change
-XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
+and cluster job scripts commonly set it to the job's CPUs. llama.cpp sizes its threads by it
+(fixed for a run), so two parallel jobs on two cores use one thread each instead of four threads
+contending for two cores (llama.cpp's threads wait for each other at every step, so one
+descheduled thread stalls them all). `user_thread_limit()`: the OMP_NUM_THREADS a *user* set
+(in a joblib worker, the one the sweep started with), which caps XGBoost.
 
 `busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them when it loads).
 `CoreMeter`: the cores *other processes* kept busy since its last reading (this process's own
 CPU time taken out), for work that can change its thread count as it goes: XGBoost re-sizes
 its threads every few seconds of a fit (hhx/predictors/xgboost.py `ThreadShare`), so two parallel
-sweep jobs fit on one core each and the last job left running gets both.
+sweep jobs fit on one core each and the last job left running gets both. Thread counts do not
+change XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _thread_count(value: str) -> int | None:
+    # OpenMP also allows a nesting list ("4,2"); its first level is this process's threads
+    head = value.strip().split(",", 1)[0]
+    return int(head) if head.isdigit() and int(head) > 0 else None
+
+
 def thread_limit() -> int | None:
     """`OMP_NUM_THREADS` as a positive integer, or None when unset or not one."""
-    value = os.environ.get("OMP_NUM_THREADS", "").strip()
-    # OpenMP also allows a nesting list ("4,2"); its first level is this process's threads
-    head = value.split(",", 1)[0]
-    return int(head) if head.isdigit() and int(head) > 0 else None
+    return _thread_count(os.environ.get("OMP_NUM_THREADS", ""))
 
 
 # The parent of a sweep records the user's OMP_NUM_THREADS here (hhx/sweeps/callback.py) before
@@ -50,8 +54,7 @@ def user_thread_limit() -> int | None:
     (joblib's own share, cores // n_jobs, is not a user's limit), else OMP_NUM_THREADS."""
     if USER_LIMIT_VAR not in os.environ:
         return thread_limit()
-    head = os.environ[USER_LIMIT_VAR].strip().split(",", 1)[0]
-    return int(head) if head.isdigit() and int(head) > 0 else None
+    return _thread_count(os.environ[USER_LIMIT_VAR])
 
 
 def job_cores() -> int:
