@@ -5,6 +5,7 @@ the per-example details as a previewable table."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pandas as pd
@@ -83,3 +84,49 @@ def test_directed_names_say_metric_and_direction():
     assert directed_name("mean_relmae", "lower_is_better") == "relmae__lower_better"
     assert directed_name("mean_total_variation", "lower_is_better") == \
         "total_variation__lower_better"
+
+
+def test_a_run_whose_process_died_is_ended_killed_at_the_next_start_and_no_other(tr):
+    """A process killed outright (SIGKILL) ends nothing; the next hhx start on this machine ends
+    its run KILLED with the reason. Runs of live processes, of a process whose PID now names
+    another one, of other hosts and of other PID namespaces, and untagged runs: as they were."""
+    import signal
+    import subprocess
+
+    from hhx.tracking.mlflow_run import ensure_experiment
+    from hhx.tracking.orphans import HOST_TAG, PROCESS_TAG, process_tags
+
+    client = MlflowClient(tracking_uri=tr.uri)
+    live = begin_run(tr, run_name="live", tags={})  # this process
+    exp_id = client.get_run(live).info.experiment_id
+    victim = subprocess.Popen(["sleep", "60"])
+    survivor = subprocess.Popen(["sleep", "60"])
+    try:
+        def run(**tags: str) -> str:
+            return client.create_run(exp_id, tags=tags).info.run_id
+
+        dead = run(**process_tags(victim.pid))
+        recycled = {**process_tags(survivor.pid)}
+        boot, ns, ticks = recycled[PROCESS_TAG].split("/")
+        recycled = run(**{**recycled, PROCESS_TAG: f"{boot}/{ns}/{int(ticks) - 1}"})
+        alive = run(**process_tags(survivor.pid))
+        elsewhere = run(**{**process_tags(victim.pid), HOST_TAG: "another-machine"})
+        other_ns = run(**{**process_tags(victim.pid),
+                          PROCESS_TAG: f"{boot}/pid:[1]/{ticks}"})
+        untagged = run()
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        ensure_experiment(tr.uri, tr.experiment)
+    finally:
+        survivor.kill()
+        survivor.wait()
+    status = {rid: client.get_run(rid).info.status for rid in
+              (dead, recycled, alive, elsewhere, other_ns, untagged, live)}
+    assert status == {dead: "KILLED", recycled: "KILLED", alive: "RUNNING",
+                      elsewhere: "RUNNING", other_ns: "RUNNING", untagged: "RUNNING",
+                      live: "RUNNING"}
+    tags = client.get_run(dead).data.tags
+    assert tags["hhx.status"] == "killed"
+    assert f"pid {victim.pid}" in tags["hhx.failure_reason"]
+    assert "run the same command again" in tags["hhx.failure_reason"]
+    assert client.get_run(live).data.tags["hhx.pid"] == str(os.getpid())

@@ -2,8 +2,9 @@
 `begin_run`, in `tracking.experiment`, with the experiment kind MLflow 3 reads), the loss curve
 logged step by step as the trainer reports it, ended FINISHED with the final metrics, the adapter
 and the loss curve, or FAILED with the reason (`fail_run`: tags hhx.status, hhx.failure_reason).
-A Ctrl-C ends it KILLED with a reason that says how to resume; a run killed outright stays RUNNING
-until it is resumed. A resumed run (same output_dir) re-opens the same MLflow run (RUNNING
+A Ctrl-C ends it KILLED with a reason that says how to resume; a run killed outright is ended
+KILLED by the next hhx run of this machine that opens the experiment (hhx.tracking.orphans). A
+resumed run (same output_dir) re-opens the same MLflow run (RUNNING
 again), so its curve continues where the killed one stopped and its duration spans both.
 Config flattening and secret redaction are hhx.tracking.mlflow_run's and hhx.secrets'.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from hhx.io import write_json_atomic
 from hhx.secrets import scrub
 from hhx.tracking.mlflow_run import begin_run, ensure_experiment, fail_run, finite_metrics
+from hhx.tracking.orphans import process_tags
 
 RUN_FILE = "mlflow_run.json"
 
@@ -62,7 +64,8 @@ class SftTracker:
         if previous:
             self.run_id = previous
             self._client.update_run(previous, status="RUNNING")
-            for key, value in live.items():
+            # this process runs it now: its tags, or the next hhx start would end it KILLED again
+            for key, value in {**live, **process_tags()}.items():
                 self._client.set_tag(previous, key, scrub(str(value)))
             if "hhx.failure_reason" in self._client.get_run(previous).data.tags:
                 self._client.delete_tag(previous, "hhx.failure_reason")

@@ -11,7 +11,8 @@ so MLflow shows real durations; `fail_run` ends it FAILED with the reason when t
 Experiments carry `mlflow.experimentKind=custom_model_development`, so MLflow 3's UI opens them
 on their runs (not on the GenAI overview). Build and leaderboard runs go to experiments of their
 own (`<experiment>-builds`, `<experiment>-leaderboard`); evaluate runs stay in `experiment`.
-Evaluated examples are logged as a dataset input and tables (stored as `log_table` stores them)
+Every run names its process (hhx.tracking.orphans); opening the experiment ends KILLED the runs
+whose process died without ending them. Evaluated examples are logged as a dataset input and tables (stored as `log_table` stores them)
 the UI previews. Logging goes through `MlflowClient` (one batch), never the fluent API.
 """
 
@@ -49,9 +50,11 @@ def directed_name(metric: str, direction: str) -> str:
 
 
 def ensure_experiment(uri: str, experiment: str) -> str:
-    """The experiment's id, created if missing, with the experiment kind MLflow 3 reads."""
+    """The experiment's id, created if missing, with the experiment kind MLflow 3 reads; runs
+    left RUNNING by a dead process of this machine are ended KILLED (hhx.tracking.orphans)."""
     from mlflow.tracking import MlflowClient
 
+    from hhx.tracking.orphans import reap_orphans
     from hhx.tracking.store import prepare_store
 
     experiment_id = prepare_store(uri, experiment)  # schema once, first write locked
@@ -59,6 +62,7 @@ def ensure_experiment(uri: str, experiment: str) -> str:
     exp = client.get_experiment(experiment_id)
     if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
         client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    reap_orphans(client, experiment_id)
     return experiment_id
 
 
@@ -69,10 +73,12 @@ def begin_run(tracking: DictConfig, *, run_name: str, tags: dict[str, str],
         return None
     from mlflow.tracking import MlflowClient
 
+    from hhx.tracking.orphans import process_tags
+
     uri = str(tracking.uri)
     experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment))
-    run = MlflowClient(tracking_uri=uri).create_run(
-        experiment_id, run_name=run_name, tags={k: scrub(str(v)) for k, v in tags.items()})
+    run = MlflowClient(tracking_uri=uri).create_run(experiment_id, run_name=run_name, tags={
+        **{k: scrub(str(v)) for k, v in tags.items()}, **process_tags()})
     return run.info.run_id
 
 
@@ -179,10 +185,12 @@ def log_run(
     if run_id is None:
         from mlflow.tracking.context.registry import resolve_tags
 
+        from hhx.tracking.orphans import process_tags
+
         experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment))
         # the user, source and git tags `mlflow.start_run` adds to a new run
         run_id = client.create_run(experiment_id, run_name=run_name,
-                                   tags=resolve_tags()).info.run_id
+                                   tags={**resolve_tags(), **process_tags()}).info.run_id
     try:
         _log_contents(client, run_id, params=params, tags=tags, metrics=metrics,
                       dataset=dataset, tables=tables or {},
