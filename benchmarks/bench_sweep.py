@@ -6,12 +6,20 @@ time round when fewer than 32 exist (a seed is part of a cell's identity, so eve
 cell). The demo is built once first (not timed); each sweep gets a brand-new SQLite store, so
 both include the store's creation, and nothing is skipped. Goal: ratio >= 1.7 on 2 cores.
 
-The table shows the 1-minute load average before and after each sweep: on a machine shared with
-other work the ratio is not the launcher's alone (two workers get a larger share of contended
-cores than one process does, which can push the ratio past the core count). Everything is
-written under one temporary folder, removed at the end (also on an error or Ctrl-C).
+The table shows, for each sweep, the CPU time the whole machine spent meanwhile (/proc/stat) and
+so the cores it kept busy on average, and the 1-minute load average before and after: on a
+machine shared with other work the ratio is not the launcher's alone (two workers get a larger
+share of contended cores than one process does, which can push the ratio past the core count).
+
+The serial sweep is not a one-core reference: each XGBoost fit in it already runs on all cores
+(`model.xgboost.threads`), so the ratio is bounded by how much faster a fit is on one core per
+job than on all of them. `--sweeps serial,joblib,one-core` adds the serial sweep with
+`OMP_NUM_THREADS=1` (every fit on one thread: the grid's work on one core), and the ratio of that
+sweep to the joblib one: what the parallel launcher itself gains. Everything is written under one
+temporary folder, removed at the end (also on an error or Ctrl-C).
 
     .venv/bin/python benchmarks/bench_sweep.py [--slots 32] [--households 2000] [--workers 2]
+        [--sweeps serial,joblib[,one-core]] [--build-dir DIR]
 """
 
 from __future__ import annotations
@@ -30,13 +38,20 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run from a checkout, uninstalled
 
 
-def hhx(work: Path, *args: str) -> subprocess.CompletedProcess:
+def hhx(work: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "hhx", *args]
     proc = subprocess.run(cmd, cwd=work, text=True, capture_output=True,
-                          env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+                          env={**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})})
     if proc.returncode != 0:
         sys.exit(f"bench_sweep: `{' '.join(cmd[3:])}` failed:\n{proc.stderr[-2000:]}")
     return proc
+
+
+def machine_cpu_seconds() -> float:
+    """CPU seconds all cores have spent busy since boot (/proc/stat: user .. steal)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    busy = sum(fields) - fields[3] - fields[4]  # minus idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
 
 
 def grid(slots: int) -> tuple[list[str], list[str]]:
@@ -75,39 +90,43 @@ def main() -> None:
             f"survey.demo.n_households={opts.households}", f"hydra.sweep.dir={work}/build")
         print(f"  demo and {len(tasks)} task(s) built in {time.perf_counter() - t0:.0f} s",
               flush=True)
-        times: dict[str, float] = {}
-        loads: dict[str, tuple[float, float]] = {}
-        for name, launcher in (("serial (basic launcher)", []),
-                               (f"joblib, {opts.workers} workers",
-                                ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={opts.workers}"])):
-            tag = "joblib" if launcher else "serial"
-            if tag not in opts.sweeps.split(","):
-                continue
-            before = os.getloadavg()[0]
-            t0 = time.perf_counter()
-            proc = hhx(work, "--multirun", *launcher, *common,
-                       f"tracking.uri=sqlite:///{work}/{tag}.db", f"hydra.sweep.dir={work}/{tag}")
-            times[name] = time.perf_counter() - t0
-            loads[name] = (before, os.getloadavg()[0])
+        sweeps = {
+            "serial": ("serial (basic launcher)", [], {}),
+            "joblib": (f"joblib, {opts.workers} workers",
+                       ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={opts.workers}"], {}),
+            "one-core": ("serial, OMP_NUM_THREADS=1", [], {"OMP_NUM_THREADS": "1"}),
+        }
+        chosen = opts.sweeps.split(",")
+        unknown = sorted(set(chosen) - set(sweeps))
+        if unknown:
+            sys.exit(f"bench_sweep: --sweeps {','.join(unknown)}: choose from {', '.join(sweeps)}")
+        rows: dict[str, tuple[str, float, float, float, float]] = {}
+        for tag in chosen:
+            name, launcher, env = sweeps[tag]
+            before, cpu0, t0 = os.getloadavg()[0], machine_cpu_seconds(), time.perf_counter()
+            proc = hhx(work, "--multirun", *launcher, *common, f"tracking.uri=sqlite:///{work}/"
+                       f"{tag}.db", f"hydra.sweep.dir={work}/{tag}", env=env)
+            wall, cpu = time.perf_counter() - t0, machine_cpu_seconds() - cpu0
+            rows[tag] = (name, wall, cpu, before, os.getloadavg()[0])
             line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("sweep: "))
-            print(f"  {name}: {times[name]:.1f} s  ({line})", flush=True)
-        if len(times) < 2:  # one sweep timed: no ratio
-            for name, wall in times.items():
-                print(f"{name}: {cells} cells, {wall:.1f} s, {wall / cells:.2f} s/cell")
-            return
-        serial, parallel = times.values()
-        print(f"\n{'sweep':<26}{'cells':>6}{'wall s':>9}{'s/cell':>8}{'load before/after':>19}")
-        for name, wall in times.items():
-            before, after = loads[name]
-            print(f"{name:<26}{cells:>6}{wall:>9.1f}{wall / cells:>8.2f}"
-                  f"{before:>12.1f} / {after:<4.1f}")
-        print(f"ratio serial / joblib: {serial / parallel:.2f}x (goal >= 1.7x on 2 cores; "
-              f"{os.cpu_count()} CPUs here)")
+            print(f"  {name}: {wall:.1f} s, {cpu:.0f} CPU s  ({line})", flush=True)
+        print(f"\n{'sweep':<27}{'cells':>6}{'wall s':>9}{'s/cell':>8}{'CPU s':>8}"
+              f"{'cores busy':>11}{'load before/after':>19}")
+        for name, wall, cpu, before, after in rows.values():
+            print(f"{name:<27}{cells:>6}{wall:>9.1f}{wall / cells:>8.2f}{cpu:>8.0f}"
+                  f"{cpu / wall:>11.2f}{before:>12.1f} / {after:<4.1f}")
+        if "serial" in rows and "joblib" in rows:
+            print(f"ratio serial / joblib: {rows['serial'][1] / rows['joblib'][1]:.2f}x "
+                  f"(goal >= 1.7x on 2 cores; {os.cpu_count()} CPUs here)")
+        if "one-core" in rows and "joblib" in rows:
+            print(f"ratio one-core serial / joblib: {rows['one-core'][1] / rows['joblib'][1]:.2f}x"
+                  f" (the launcher's own gain: the grid's one-core work over {opts.workers} "
+                  "workers)")
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
         else:  # keep the built demo, not the sweeps
-            for tag in ("serial", "joblib"):
+            for tag in ("serial", "joblib", "one-core"):
                 shutil.rmtree(work / tag, ignore_errors=True)
                 (work / f"{tag}.db").unlink(missing_ok=True)
 

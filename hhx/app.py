@@ -159,7 +159,7 @@ def _job(cfg: Any) -> float | None:
 
         cell.record_start(cfg)
     out = run_dir()
-    tee = _Tee(sys.stdout, out / "app.log") if out is not None and not sweep else None
+    tee = _Tee(sys.stdout, out / "app.log") if out is not None else None  # a sweep job's own too
     if tee is not None:
         sys.stdout = tee
     try:

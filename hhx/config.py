@@ -7,6 +7,7 @@ One dataclass per concern; `conf/<group>/*.yaml` files fill them in.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -444,6 +445,21 @@ class HhxConfig:
     leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
     sft: SftConfig = field(default_factory=SftConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
+
+
+def as_plain(value: Any) -> Any:
+    """A config dataclass as plain data: what `OmegaConf.to_container(OmegaConf.structured(x),
+    enum_to_str=True)` gives (enums by name, tuples as lists), without building an OmegaConf tree
+    (~0.05 s for a task, a thousandth of that here)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: as_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [as_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_plain(v) for k, v in value.items()}
+    return value
 
 
 def register_configs() -> None:

@@ -412,3 +412,35 @@ def test_demo_build_refuses_a_root_holding_an_official_download(release, tmp_pat
     assert lay.load_bench_task(root, task).synthetic is False
     with pytest.raises(DataError, match="already holds real-data builds"):
         toy_release(root, toy_task("toy_demo"), synthetic=True)
+
+
+def test_a_wide_table_reads_back_unfragmented(tmp_path):
+    """Many numeric columns (CEX tasks have 100+): reading must give pandas one block per
+    dtype, or every column added later (the split, the prompt month) warns "highly fragmented"
+    on the user's console."""
+    import dataclasses
+    import warnings
+
+    wide = [f"x{i:03d}" for i in range(120)]
+    task = dataclasses.replace(toy_task(), prompt_predictors=["age", "region", *wide])
+    keys = toy_keys()
+    sidecar = sp.assign_splits(keys, task)
+    canon = sp.canonical_order(keys, task)
+    pub = keys.iloc[canon[sidecar["exported"].to_numpy()[canon]]].reset_index(drop=True)
+    n = len(pub)
+    table = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
+                          "target": [LABELS[i % 3] for i in range(n)],
+                          "age": [20.5 + i % 50 for i in range(n)], "region": "South",
+                          **{c: [0.25 * (i % 9) for i in range(n)] for c in wide}})
+    prompts = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
+                            "system": "You are a person.", "user": "Question?",
+                            "assistant": [json.dumps([t]) for t in table["target"]],
+                            "naive_baseline": '["unemployed"]'})
+    root = tmp_path / "householdbench"
+    lay.write_release_task(root, task, table, prompts, sidecar, synthetic=True)
+    bench = lay.load_bench_task(root, task)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        frame = bench.split_frame("train", None)
+        frame["extra"] = 1.0
+    assert frame[wide].to_numpy().sum() > 0

@@ -471,3 +471,18 @@ def test_distribution_vectors_scale_as_the_reference():
     assert np.allclose(out, [[50 / 99, 30 / 99, 19 / 99]]) and np.isclose(out.sum(), 1.0)
     unit = DistributionConfig(name="u", labels=["a", "b"], columns=["x", "y"], percent=False)
     assert np.allclose(distribution_vectors(unit, np.array([[0.2, 0.8]])), [[0.2, 0.8]])
+
+
+@pytest.mark.parametrize("name", task_names())
+def test_a_task_as_plain_data_is_what_omegaconf_gives(name):
+    """The build stamp holds the task as plain data; it must not change with how it is made
+    (a changed stamp rebuilds every task)."""
+    import json
+
+    from omegaconf import OmegaConf
+
+    from hhx.config import as_plain
+
+    task = load_task(name)
+    expected = OmegaConf.to_container(OmegaConf.structured(task), enum_to_str=True)
+    assert json.dumps(as_plain(task)) == json.dumps(expected)

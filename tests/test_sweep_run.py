@@ -76,6 +76,7 @@ def test_joblib_two_workers_on_a_fresh_sqlite_store_then_resume_and_force(workdi
     capped = re.search(r"XGBoost: (\d+) thread\(s\), not model.xgboost.threads=256: "
                        r"this job may use (\d+) core", logs)
     assert capped and capped[1] == capped[2], logs[-2000:]  # the usable cores, not 256
+    assert logs.count("rows chosen by:") == 2  # each job's app.log holds its result table
     runs = cell_runs(uri)
     assert sorted(r.data.tags["hhx.model"] for r in runs) == ["no_change", "xgboost"]
     assert {r.info.status for r in runs} == {"FINISHED"}

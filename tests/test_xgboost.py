@@ -212,3 +212,21 @@ def test_a_fit_lifts_joblibs_openmp_share_to_its_own_threads(toy_builder, tmp_pa
         XGBoostPredictor(XGBoostConfig(threads=2, n_estimators=5,
                                        early_stopping_rounds=5)).fit(bench)
     assert seen and set(seen) == {2}
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_waits_passively_unless_the_user_says_otherwise(given, expected):
+    """Spinning OpenMP threads of two fits on the same cores slow each other ~10x
+    (benchmarks/bench_xgb_wait.py); the policy must be in the environment before xgboost (and
+    its libgomp) loads, which is what a fresh process importing hhx's predictor checks."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    probe = ("import sys, os; import hhx.predictors.xgboost; "
+             "print(os.environ['OMP_WAIT_POLICY'], 'xgboost' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == [expected, "True"]

@@ -224,13 +224,18 @@ def read_table(path: str | Path, task: TaskConfig | str) -> pd.DataFrame:
     except ValueError:
         _locate_bad_number(p, [c for c in expected if c not in text])
         raise
+    columns = {}
     for col in expected:
-        if col not in text:
-            try:
-                df[col] = csvnum.reread_floats(df[col].to_numpy())
-            except ValueError as exc:
-                raise DataError(
-                    f"{p}: column {col}: {exc}; the official reader rejects it") from None
+        if col in text:
+            columns[col] = df[col]
+            continue
+        try:
+            columns[col] = csvnum.reread_floats(df[col].to_numpy())
+        except ValueError as exc:
+            raise DataError(f"{p}: column {col}: {exc}; the official reader rejects it") from None
+    # one new frame, not a column replaced at a time: that leaves pandas a block per column,
+    # and every later column added (the split, the prompt month) warns "highly fragmented"
+    df = pd.DataFrame(columns, index=df.index)
     _validate_table(df, task, str(p), line0=2)
     return df
 

@@ -3,12 +3,22 @@
 One model per output (numeric target, categorical target, or distribution group), fitted on the
 train prefix and early-stopped on the validation prefix (split_position order, capped at 400k/50k),
 with the reference hyperparameters, the published seeds and native categorical splits.
+
+OpenMP's idle threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, unless the environment already
+sets it): by default they spin at every barrier for a while, burning the cores another process
+needs. Measured on 2 cores (a 600-round depth-9 fit on 3,500 rows, two threads): alone 17.3-17.8 s
+spinning, 17.9-18.3 s passive; two such fits at once took 282 s each spinning and 30 s each
+passive (two one-thread fits: 30 s). Parallel sweep jobs and two evaluates on one machine are
+exactly that case; a whole XGBoost cell (cons_cex_categories, demo) ran in 119 s instead of
+129 s alone too. libgomp reads the setting once, when it loads, so it is set before xgboost is
+imported (it reaches OpenMP libraries loaded later, and child processes, as well).
 """
 
 from __future__ import annotations
 
 import calendar
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import xgboost as xgb
-from threadpoolctl import threadpool_limits
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before libgomp loads (module docstring)
+import xgboost as xgb  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from hhx.config import TargetType, TaskConfig, XGBoostConfig
 from hhx.cores import CoreMeter, share_threads, usable_cores, user_thread_limit

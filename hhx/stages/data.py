@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hhx import __version__
 from hhx.bench.layout import BenchTask, load_bench_task, release_paths
-from hhx.config import DataSource, SurveyConfig, TaskConfig
+from hhx.config import DataSource, SurveyConfig, TaskConfig, as_plain
 from hhx.errors import ConfigError, DataError, HhxError
 from hhx.io import sweep_stale_temps
 from hhx.progress import progress
@@ -305,7 +305,7 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
             raise HhxError(f"task {task.name}: {exc}") from None
         synthetic = is_synthetic(cfg) or synthetic_inputs(cfg, list(surveys))
         state = {
-            "task": OmegaConf.to_container(OmegaConf.structured(task), enum_to_str=True),
+            "task": as_plain(task),
             "code": _package_digest(TASK_CODE),
             "version": __version__,
             "intermediates": {n: stamp_digest(inter_dir, n) for n in sorted(surveys)},
