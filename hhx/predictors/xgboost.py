@@ -6,8 +6,8 @@ with the reference hyperparameters, the published seeds and native categorical s
 
 OpenMP's idle threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, unless the environment already
 sets it): by default they spin at every barrier for a while, burning the cores another process
-needs. Measured on 2 cores (a 600-round depth-9 fit on 3,500 rows, two threads): alone 17.3-17.8 s
-spinning, 17.9-18.3 s passive; two such fits at once took 282 s each spinning and 30 s each
+needs. Measured on 2 cores (a 600-round depth-9 fit on 3,500 rows, two threads): alone 17.3-18.5 s
+spinning, 17.6-18.3 s passive; two such fits at once took 282 s each spinning and 30 s each
 passive (two one-thread fits: 30 s). Parallel sweep jobs and two evaluates on one machine are
 exactly that case; a whole XGBoost cell (cons_cex_categories, demo) ran in 119 s instead of
 129 s alone too. libgomp reads the setting once, when it loads, so it is set before xgboost is

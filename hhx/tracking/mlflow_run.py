@@ -12,8 +12,8 @@ Experiments carry `mlflow.experimentKind=custom_model_development`, so MLflow 3'
 on their runs (not on the GenAI overview). Build and leaderboard runs go to experiments of their
 own (`<experiment>-builds`, `<experiment>-leaderboard`); evaluate runs stay in `experiment`.
 Every run names its process (hhx.tracking.orphans); opening the experiment ends KILLED the runs
-whose process died without ending them. Evaluated examples are logged as a dataset input and tables (stored as `log_table` stores them)
-the UI previews. Logging goes through `MlflowClient` (one batch), never the fluent API.
+whose process died without ending them. Evaluated examples are logged as a dataset input and
+tables (stored as `log_table` stores them) the UI previews. Logging goes through `MlflowClient` (one batch), never the fluent API.
 """
 
 from __future__ import annotations

@@ -10,10 +10,9 @@ run) it ends the RUNNING runs whose process is gone: KILLED, `hhx.status=killed`
 `hhx.failure_reason` that says which process ended and how to resume.
 
 A run is only ended when this machine can tell for certain that its process has ended: same host
-name, same boot, same PID namespace, and no live process with that PID and start time. Runs of
-other machines (a shared tracking server), of another container or of an earlier boot's still
-unknown processes are left alone; one without the tags (opened by another tool, or an older hhx)
-too. A resumed run (a fine-tuning output_dir, re-opened RUNNING) takes the new process's tags.
+name and PID namespace, and an earlier boot or no live process with that PID and start time. Runs
+of other machines (a shared tracking server) or of another container are left alone; one without
+the tags (opened by another tool, or an older hhx) too. A resumed run (a fine-tuning output_dir, re-opened RUNNING) takes the new process's tags.
 """
 
 from __future__ import annotations
