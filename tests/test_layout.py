@@ -47,6 +47,21 @@ def toy_keys(n_quarters: int = 16, per_quarter: int = 25, post: int = 60) -> pd.
     return pd.DataFrame(rows, columns=["id", "time", "release_date"])
 
 
+def exported_keys(task: TaskConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the split sidecar, the exported keys in canonical order) of `toy_keys()`."""
+    keys = toy_keys()
+    sidecar = sp.assign_splits(keys, task)
+    canon = sp.canonical_order(keys, task)
+    return sidecar, keys.iloc[canon[sidecar["exported"].to_numpy()[canon]]].reset_index(drop=True)
+
+
+def plain_prompts(pub: pd.DataFrame, targets: pd.Series) -> pd.DataFrame:
+    return pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
+                         "system": "You are a person.", "user": "Question?",
+                         "assistant": [json.dumps([t]) for t in targets],
+                         "naive_baseline": '["unemployed"]'})
+
+
 def toy_release(root: Path, task: TaskConfig, *, synthetic: bool = True) -> dict[str, pd.DataFrame]:
     """Publish a small task the way build_task does: exported rows in canonical order."""
     keys = toy_keys()
@@ -92,20 +107,14 @@ def test_float_columns_of_a_typed_table_stay_float_text(tmp_path):
     """build_task types the builder table once (float_columns: the official frame holds those
     as floats); publishing types it again and must keep them: 79000.0, not 79000."""
     task = toy_task()
-    keys = toy_keys()
-    sidecar = sp.assign_splits(keys, task)
-    canon = sp.canonical_order(keys, task)
-    pub = keys.iloc[canon[sidecar["exported"].to_numpy()[canon]]].reset_index(drop=True)
+    sidecar, pub = exported_keys(task)
     n = len(pub)
     raw = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
                         "target": [LABELS[i % 3] for i in range(n)],
                         "age": [79000.0 + i for i in range(n)], "region": "South"})
     typed = lay.coerce_table(raw, task, float_columns=["age"])
     assert typed.attrs["float_columns"] == ["age"]
-    prompts = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
-                            "system": "You are a person.", "user": "Question?",
-                            "assistant": [json.dumps([t]) for t in raw["target"]],
-                            "naive_baseline": '["unemployed"]'})
+    prompts = plain_prompts(pub, raw["target"])
     root = tmp_path / "householdbench"
     paths = lay.write_release_task(root, task, typed, prompts, sidecar, synthetic=True)
     lines = Path(paths["table"]).read_text().splitlines()
@@ -423,19 +432,13 @@ def test_a_wide_table_reads_back_unfragmented(tmp_path):
 
     wide = [f"x{i:03d}" for i in range(120)]
     task = dataclasses.replace(toy_task(), prompt_predictors=["age", "region", *wide])
-    keys = toy_keys()
-    sidecar = sp.assign_splits(keys, task)
-    canon = sp.canonical_order(keys, task)
-    pub = keys.iloc[canon[sidecar["exported"].to_numpy()[canon]]].reset_index(drop=True)
+    sidecar, pub = exported_keys(task)
     n = len(pub)
     table = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
                           "target": [LABELS[i % 3] for i in range(n)],
                           "age": [20.5 + i % 50 for i in range(n)], "region": "South",
                           **{c: [0.25 * (i % 9) for i in range(n)] for c in wide}})
-    prompts = pd.DataFrame({**{c: pub[c] for c in ("id", "time", "release_date")},
-                            "system": "You are a person.", "user": "Question?",
-                            "assistant": [json.dumps([t]) for t in table["target"]],
-                            "naive_baseline": '["unemployed"]'})
+    prompts = plain_prompts(pub, table["target"])
     root = tmp_path / "householdbench"
     lay.write_release_task(root, task, table, prompts, sidecar, synthetic=True)
     bench = lay.load_bench_task(root, task)
