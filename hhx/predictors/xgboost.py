@@ -31,11 +31,19 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before libgomp loads (mod
 import xgboost as xgb  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from hhx.config import TargetType, TaskConfig, XGBoostConfig
+from hhx.config import TaskConfig, XGBoostConfig
 from hhx.cores import CoreMeter, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
+from hhx.predictors.xgboost_params import (
+    CLASSIFICATION_PARAMS,
+    COMMON_PARAMS,
+    DISTRIBUTION_PARAMS,
+    REGRESSION_PARAMS,
+    Output,
+    outputs_for,
+)
 from hhx.progress import progress
 from hhx.tasks.registry import distribution_vectors
 
@@ -49,18 +57,6 @@ MISSING_TOKEN = "__HOUSEHOLDBENCH_MISSING__"
 UNSEEN_TOKEN = "__HOUSEHOLDBENCH_UNSEEN__"
 PROMPT_MONTH = "prompt_month"
 
-CLASSIFICATION_PARAMS: dict[str, Any] = dict(
-    max_depth=6, learning_rate=0.08, subsample=0.65, colsample_bytree=1.0, colsample_bylevel=0.9,
-    min_child_weight=0.000005, reg_lambda=0.0, reg_alpha=0.0, gamma=0.0, n_estimators=1000,
-)
-REGRESSION_PARAMS: dict[str, Any] = dict(
-    max_depth=9, learning_rate=0.05, subsample=0.70, colsample_bytree=1.0, colsample_bylevel=1.0,
-    min_child_weight=2.0, reg_lambda=0.0, reg_alpha=0.0, gamma=0.0, n_estimators=1000,
-)
-DISTRIBUTION_PARAMS: dict[str, Any] = {**REGRESSION_PARAMS, "n_estimators": 2000}
-COMMON_PARAMS: dict[str, Any] = dict(
-    tree_method="hist", max_bin=256, enable_categorical=True, device="cpu", verbosity=0
-)
 # Tasks whose numeric output the reference rounds to an integer.
 ROUNDED_OUTPUT_TASKS = {"cons_psid_wealth"}
 
@@ -241,18 +237,6 @@ class ThreadShare(xgb.callback.TrainingCallback):
         return False
 
 
-@dataclass
-class Output:
-    """One fitted model: a numeric/categorical target column or a distribution group."""
-
-    name: str  # target column or distribution group (the seed key)
-    kind: str  # numeric | categorical | distribution
-    classes: list[str] = field(default_factory=list)
-    model: Any = None
-    best_iteration: int | None = None
-    fit_seconds: float = 0.0
-
-
 def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np.ndarray:
     dist = task.distributions[group]
     matrix = distribution_vectors(dist, frame[list(dist.columns)].to_numpy(dtype=float))
@@ -261,18 +245,6 @@ def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np
     if bad.any():
         raise DataError(f"task {task.name}: distribution {dist.name} has {bad.sum()} invalid rows")
     return matrix
-
-
-def outputs_for(task: TaskConfig) -> list[Output]:
-    if task.target_type is TargetType.distribution:
-        # named by the registry group, as the seeds are (hhx.tasks.registry.output_names)
-        return [Output(d.group or d.name, "distribution") for d in task.distributions]
-    if task.target_type is TargetType.categorical:
-        return [
-            Output(col, "categorical", classes=list(f.domain or f.labels or []))
-            for col, f in zip(task.targets, task.fields, strict=True)
-        ]
-    return [Output(col, "numeric") for col in task.targets]
 
 
 # --------------------------------------------------------------------------------------------
