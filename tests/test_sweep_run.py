@@ -72,6 +72,8 @@ def test_joblib_two_workers_on_a_fresh_sqlite_store_then_resume_and_force(workdi
             f"hydra.sweep.dir={workdir}/sw_joblib"]
     first = hhx(workdir, uri, *args)
     assert summary_line(first) == "sweep: 2 run, 0 skipped, 0 failed"
+    # the longer cell starts first (hhx's sweeper): job 0 is XGBoost, not the grid's first cell
+    assert [p.name for p in (workdir / "sw_joblib").glob("0_*")] == [f"0_evaluate_{TASK}_xgboost"]
     logs = "".join(p.read_text() for p in (workdir / "sw_joblib").rglob("app.log"))
     capped = re.search(r"XGBoost: (\d+) thread\(s\), not model.xgboost.threads=256: "
                        r"this job may use (\d+) core", logs)
@@ -127,10 +129,11 @@ def test_failing_cells_do_not_stop_the_sweep_and_are_logged_failed_once(workdir,
 def test_sweep_killed_half_way_resumes_with_the_finished_cells_skipped(workdir):
     uri = f"sqlite:///{workdir}/killed.db"
     sweep = workdir / "sw_killed"
-    args = ["--multirun", "model=no_change,xgboost", f"hydra.sweep.dir={sweep}"]
+    args = ["--multirun", "model=no_change,xgboost", "hydra.sweeper.order=given",
+            f"hydra.sweep.dir={sweep}"]
     proc = subprocess.Popen(hhx_cmd(workdir, uri, *args), cwd=workdir, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    record = sweep / f"0_{TASK}_no_change" / "sweep_cell.json"
+    record = sweep / f"0_evaluate_{TASK}_no_change" / "sweep_cell.json"
     deadline = time.time() + 600
     while time.time() < deadline and proc.poll() is None:
         if record.is_file() and json.loads(record.read_text()).get("status") == "run":

@@ -24,9 +24,10 @@ log = logging.getLogger(__name__)
 
 
 def expected_cells(config: DictConfig) -> int | None:
-    """How many jobs the basic sweeper will launch (None for another sweeper)."""
+    """How many jobs the basic sweeper (or hhx's, which orders them) will launch (None for
+    another sweeper)."""
     target = str(config.hydra.sweeper.get("_target_", ""))
-    if not target.endswith("BasicSweeper"):
+    if not target.endswith(("BasicSweeper", "HhxSweeper")):
         return None
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -89,6 +90,13 @@ class SweepCallback(Callback):
             cell.write_record(status="failed", error=f"{job_return._return_value!r}"[:2000])
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if str(config.hydra.sweeper.get("_target_", "")).endswith("HhxSweeper"):
+            from hhx.sweeps.order import order_error
+
+            why = order_error(str(config.hydra.sweeper.get("order")))
+            if why:  # before Hydra makes the sweeper (its error would be three lines)
+                print(f"hhx: error: {why}", file=sys.stderr)
+                raise SystemExit(2)
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         # joblib's workers get OMP_NUM_THREADS = cores // n_jobs; the user's own stays known
