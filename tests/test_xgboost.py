@@ -214,6 +214,56 @@ def test_a_fit_lifts_joblibs_openmp_share_to_its_own_threads(toy_builder, tmp_pa
     assert seen and set(seen) == {2}
 
 
+def test_in_a_joblib_worker_a_fit_starts_on_the_worker_s_share(toy_builder, tmp_path,
+                                                               monkeypatch):
+    """Two parallel jobs on two cores: a fit that started on both ran oversubscribed until its
+    first re-sizing (most fits end before one). It starts on joblib's share (OMP_NUM_THREADS),
+    while OpenMP may still give it every core the sweep allows when the others go idle."""
+    from hhx import cores
+    from hhx.predictors import xgboost as hhx_xgb
+
+    task = toy_task("numeric", toy_builder)
+    ctx = BuildContext(task, tmp_path, macro_context=pd.DataFrame(), synthetic=True)
+    bench = build_task(ctx, tmp_path / "bench", synthetic=True)
+    monkeypatch.setenv(cores.USER_LIMIT_VAR, "")  # the sweep's user set no OMP_NUM_THREADS
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # joblib's share: 2 cores // 2 jobs
+    monkeypatch.setattr(cores, "usable_cores", lambda: 2)
+    monkeypatch.setattr(hhx_xgb, "usable_cores", lambda: 2)
+    monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1})
+    started: list[int] = []
+    make = hhx_xgb.XGBoostPredictor._estimator
+
+    def estimator(self, output, seed):
+        model = make(self, output, seed)
+        started.append(model.get_params()["n_jobs"])
+        return model
+
+    monkeypatch.setattr(hhx_xgb.XGBoostPredictor, "_estimator", estimator)
+    predictor = XGBoostPredictor(XGBoostConfig(threads=2, n_estimators=5,
+                                               early_stopping_rounds=5)).fit(bench)
+    assert started == [1] and predictor.threads == 2  # one thread first, up to two allowed
+
+
+def test_a_thread_plan_carries_its_count_from_one_fit_to_the_next(monkeypatch):
+    from hhx import cores
+    from hhx.predictors import xgboost as hhx_xgb
+
+    monkeypatch.setattr(cores, "usable_cores", lambda: 2)
+    readings = iter([1.0, 0.0])  # the other job busy on a core, then gone
+
+    class Meter:
+        def other_busy(self) -> float:
+            return next(readings)
+
+    monkeypatch.setattr(hhx_xgb, "CoreMeter", Meter)
+    plan = hhx_xgb.ThreadPlan(2, start=1, interval=0.0)
+    assert plan.resize() is None  # the first reading only starts the clock
+    assert plan.resize() is None  # still one core free: one thread
+    assert plan.resize() == 2  # both free: the fit takes them
+    assert hhx_xgb.ThreadShare(plan).plan.threads == 2  # the next fit starts there
+    assert plan.used == {1, 2}
+
+
 @pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
 def test_openmp_waits_passively_unless_the_user_says_otherwise(given, expected):
     """Spinning OpenMP threads of two fits on the same cores slow each other ~10x

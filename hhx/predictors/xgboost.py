@@ -32,7 +32,7 @@ import xgboost as xgb  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from hhx.config import TaskConfig, XGBoostConfig
-from hhx.cores import CoreMeter, share_threads, usable_cores, user_thread_limit
+from hhx.cores import CoreMeter, job_cores, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
 from hhx.predictors.base import PredictionRow
@@ -209,32 +209,68 @@ class RoundProgress(xgb.callback.TrainingCallback):
         return model
 
 
-class ThreadShare(xgb.callback.TrainingCallback):
-    """Every `interval` seconds of a fit, its threads become the usable cores other processes
-    leave free (at most `model.xgboost.threads`; hhx.cores.CoreMeter). Parallel sweep jobs so
-    share the cores instead of contending for them, and the last fit left running gets them all.
-    The thread count never changes XGBoost's result (tests/test_cores.py)."""
+class ThreadPlan:
+    """The threads a predictor's fits run on now, carried from one fit to the next: at first the
+    job's share of the cores (in a joblib worker joblib's OMP_NUM_THREADS, cores // n_jobs;
+    elsewhere all usable cores), then every `interval` seconds the usable cores other processes
+    leave free (hhx.cores.CoreMeter), at most `limit` (`model.xgboost.threads`).
 
-    def __init__(self, configured: int, interval: float = 2.0):
+    Why the share first: a fit that started on all the cores while the other sweep jobs kept
+    them busy ran oversubscribed until its first re-sizing, and most fits are shorter than that
+    (a task fits one model per output). Measured on the demo grid (64 cells, joblib, 2 workers,
+    2 cores): 697 s and 1,336 CPU s with every fit starting on both cores, 626 s and 1,204 CPU s
+    with every fit on one thread (OMP_NUM_THREADS=1)."""
+
+    def __init__(self, limit: int, start: int | None = None, interval: float = 2.0):
+        self.limit, self.interval = limit, interval
+        self.threads = max(1, min(limit, start if start is not None else limit))
+        self.used: set[int] = {self.threads}
+        self.meter: CoreMeter | None = None
+        self.due = 0.0
+
+    def resize(self) -> int | None:
+        """The new thread count when a re-sizing is due and changes it, else None."""
+        now = time.monotonic()
+        if self.meter is None:  # the first reading starts the clock
+            self.meter, self.due = CoreMeter(), now + self.interval
+            return None
+        if now < self.due:
+            return None
+        self.due = now + self.interval
+        threads = share_threads(self.limit, self.meter.other_busy())
+        if threads == self.threads:
+            return None
+        self.threads = threads
+        self.used.add(threads)
+        return threads
+
+
+class ThreadShare(xgb.callback.TrainingCallback):
+    """Re-sizes a fit's threads as its ThreadPlan says (shared by all of a predictor's fits;
+    an int makes a plan of its own starting on that many threads). Parallel sweep jobs so share
+    the cores instead of contending for them, and the last fit left running gets them all. The
+    thread count never changes XGBoost's result (tests/test_cores.py)."""
+
+    def __init__(self, plan: ThreadPlan | int, interval: float = 2.0):
         super().__init__()
-        self.configured, self.interval = configured, interval
-        self.threads = configured
-        self.used: set[int] = set()
+        self.plan = plan if isinstance(plan, ThreadPlan) else ThreadPlan(plan, interval=interval)
+
+    @property
+    def used(self) -> set[int]:
+        return self.plan.used
 
     def before_training(self, model: Any) -> Any:
-        self.meter, self.due = CoreMeter(), time.monotonic() + self.interval
-        self.used = {self.threads}
+        self._apply(model, self.plan.resize())
         return model
 
     def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-        if time.monotonic() >= self.due:
-            self.due = time.monotonic() + self.interval
-            threads = share_threads(self.configured, self.meter.other_busy())
-            if threads != self.threads:
-                model.set_param("nthread", threads)
-                self.threads = threads
-                self.used.add(threads)
+        self._apply(model, self.plan.resize())
         return False
+
+    @staticmethod
+    def _apply(model: Any, threads: int | None) -> None:
+        if threads is not None:
+            model.set_param("nthread", threads)
 
 
 def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np.ndarray:
@@ -274,10 +310,11 @@ class XGBoostPredictor:
         self.task: TaskConfig | None = None
         self.counts: dict[str, int] = {}
         self.threads = int(settings.threads)
+        self.plan = ThreadPlan(self.threads)
 
     def _estimator(self, output: Output, seed: int) -> Any:
         s = self.settings
-        base = {**COMMON_PARAMS, "random_state": seed, "n_jobs": self.threads,
+        base = {**COMMON_PARAMS, "random_state": seed, "n_jobs": self.plan.threads,
                 "early_stopping_rounds": int(s.early_stopping_rounds)}
         if output.kind == "numeric":
             params = {**REGRESSION_PARAMS, **base}
@@ -300,7 +337,7 @@ class XGBoostPredictor:
             params["n_estimators"] = int(s.n_estimators)
         params["callbacks"] = [RoundProgress(f"XGBoost fit {output.name}",
                                              int(params["n_estimators"])),
-                               ThreadShare(self.threads)]
+                               ThreadShare(self.plan)]
         return cls(**params)
 
     def _targets(self, task: TaskConfig, output: Output, idx: int, frame: pd.DataFrame) -> np.ndarray:
@@ -334,6 +371,9 @@ class XGBoostPredictor:
         self.counts = {"n_train": len(train), "n_validation": len(val)}
         self.outputs = outputs_for(spec)
         self.threads = fit_threads(int(self.settings.threads))
+        # the first fit starts on the job's share (job_cores: joblib's OMP_NUM_THREADS in a
+        # worker), later ones where the last re-sizing left off (ThreadPlan)
+        self.plan = ThreadPlan(self.threads, start=job_cores())
         # OpenMP caps XGBoost at OMP_NUM_THREADS, which joblib sets to its workers' share; the
         # fits may use up to self.threads (ThreadShare keeps them to the cores left free)
         with threadpool_limits(limits=self.threads, user_api="openmp"):
