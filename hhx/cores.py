@@ -12,9 +12,10 @@ descheduled thread stalls them all). `user_thread_limit()`: the OMP_NUM_THREADS 
 
 `busy_cores()`: the cores other work keeps busy right now (llama.cpp avoids them when it loads).
 `CoreMeter`: the cores *other processes* kept busy since its last reading (this process's own
-CPU time taken out), for work that can change its thread count as it goes: XGBoost re-sizes
-its threads every few seconds of a fit (hhx/predictors/xgboost.py `ThreadShare`), so two parallel
-sweep jobs fit on one core each and the last job left running gets both. Thread counts do not
+CPU time taken out), for work that can change its thread count as it goes: XGBoost's fits start
+on the job's share (`job_cores`) and re-size their threads every few seconds
+(hhx/predictors/xgboost.py `ThreadPlan`), so two parallel sweep jobs fit on one core each and
+the last job left running gets both. Thread counts do not
 change XGBoost's results (its `hist` sums are deterministic across threads; tests/test_cores.py).
 """
 
