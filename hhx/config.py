@@ -447,6 +447,11 @@ class HhxConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
 
 
+def enum_text(obj: Any) -> str:
+    """An enum member's value (a config's Backend, Mode ...), else the object as text."""
+    return str(obj.value if hasattr(obj, "value") else obj)
+
+
 def as_plain(value: Any) -> Any:
     """A config dataclass as plain data: what `OmegaConf.to_container(OmegaConf.structured(x),
     enum_to_str=True)` gives (enums by name, tuples as lists), without building an OmegaConf tree

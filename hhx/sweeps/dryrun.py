@@ -15,17 +15,16 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
+from hhx.config import enum_text
+
 LLM_BACKENDS = ("litellm", "vllm", "llamacpp", "transformers")
 CHARS_PER_TOKEN = 4.0  # typical English prompt text
 
 
-def _value(obj: Any) -> str:
-    return str(obj.value if hasattr(obj, "value") else obj)
-
 
 def estimate(cfg: DictConfig, examples: pd.DataFrame) -> dict[str, Any]:
     """The size and price of evaluating `examples` with this config's model."""
-    backend = _value(cfg.model.backend)
+    backend = enum_text(cfg.model.backend)
     n = len(examples)
     out: dict[str, Any] = {"prompts": n, "draws": 0, "requests": 0, "prompt_tokens": 0,
                            "completion_tokens_max": 0, "cost_usd": 0.0, "cost_usd_max": 0.0,

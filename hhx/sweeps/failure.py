@@ -20,6 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hhx.config import enum_text
 from hhx.secrets import scrub
 
 log = logging.getLogger(__name__)
@@ -27,9 +28,6 @@ log = logging.getLogger(__name__)
 SWEEP_JOB_TAG = "hhx.sweep_job"
 MAX_TAG_CHARS = 5000  # MLflow's tag values are capped (8,000 on SQL stores)
 
-
-def _value(obj: Any) -> str:
-    return str(obj.value if hasattr(obj, "value") else obj)
 
 
 def logged_runs(uri: str, experiment: str, job_tag: str) -> list[str]:
@@ -53,9 +51,9 @@ def failure_tags(cfg: DictConfig, record: dict[str, Any], reason: str) -> dict[s
             "hhx.status": "failed",
             "hhx.failure_reason": scrub(reason)[:MAX_TAG_CHARS],
             "mlflow.note.content": scrub(reason)[:MAX_TAG_CHARS]}
-    for tag, read in (("hhx.backend", lambda: _value(cfg.model.backend)),
+    for tag, read in (("hhx.backend", lambda: enum_text(cfg.model.backend)),
                       ("hhx.split", lambda: str(cfg.data.split)),
-                      ("hhx.synthetic", lambda: str(_value(cfg.data.source) == "demo").lower())):
+                      ("hhx.synthetic", lambda: str(enum_text(cfg.data.source) == "demo").lower())):
         try:
             tags[tag] = read()
         except Exception:  # a config that does not resolve is often why the cell failed

@@ -32,6 +32,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hhx.config import enum_text
+
 log = logging.getLogger(__name__)
 
 XGB_RATE = 3.0e-10  # s per (row x column x tree-level); demo grid, 2 cores
@@ -48,9 +50,6 @@ def order_error(order: str) -> str | None:
         return None
     return f"hydra.sweeper.order={order}: choose {' or '.join(ORDERS)}"
 
-
-def _value(obj: Any) -> str:
-    return str(obj.value if hasattr(obj, "value") else obj)
 
 
 @lru_cache(maxsize=8)
@@ -103,7 +102,7 @@ def xgboost_tree_levels(task: Any) -> tuple[int, int]:
 
 def estimated_seconds(cfg: DictConfig) -> float:
     """A rough time of the cell `cfg` (a composed job config) from its model and table size."""
-    backend = _value(cfg.model.backend)
+    backend = enum_text(cfg.model.backend)
     rows, columns = table_size(cfg)
     if backend == "no_change":
         return NO_CHANGE_S

@@ -14,6 +14,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hhx.config import enum_text
 from hhx.errors import ConfigError
 
 
@@ -37,13 +38,10 @@ BACKEND_DEFAULTS: dict[str, Resources] = {
 FIELDS = ("gpus", "cpus", "mem_gb", "time_min", "partition")
 
 
-def _value(obj: Any) -> str:
-    return str(obj.value if hasattr(obj, "value") else obj)
-
 
 def job_resources(model: DictConfig | Any) -> Resources:
     """The resources of one job of `model` (a composed model config)."""
-    backend = _value(model.backend)
+    backend = enum_text(model.backend)
     if backend not in BACKEND_DEFAULTS:
         raise ConfigError(f"model={model.name}: no resource defaults for backend {backend!r}")
     base = BACKEND_DEFAULTS[backend]
