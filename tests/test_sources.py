@@ -90,6 +90,65 @@ def test_a_dependency_rebuilt_invalidates_its_dependents(tmp_path):
     assert again["cpi"] is not None and again["fred_qd"] is not None
 
 
+def _hhx_copy(tmp_path: Path) -> Path:
+    """hhx/surveys and hhx/io.py copied, for editing a reader without touching the checkout."""
+    import shutil
+
+    import hhx.surveys.freshness as freshness
+
+    copy = tmp_path / "hhx"
+    shutil.copytree(freshness.HHX_DIR / "surveys", copy / "surveys",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(freshness.HHX_DIR / "io.py", copy / "io.py")
+    return copy
+
+
+def test_a_reader_is_stale_when_a_module_or_table_it_uses_changes(tmp_path, monkeypatch):
+    """The code part of a source's state covers what the builder imports and reads, not only its
+    own file: a fixed label table or a shared helper rebuilds the sources that use it."""
+    import hhx.surveys.freshness as freshness
+
+    monkeypatch.setattr(freshness, "HHX_DIR", _hhx_copy(tmp_path))
+    copy = freshness.HHX_DIR
+
+    def digests() -> dict[str, str]:
+        return {m: freshness.code_digest(f"hhx.surveys.{m}", "hhx.surveys.base", "hhx.io")
+                for m in ("mich", "psid", "ipums_cps", "cex_diary", "fred_qd")}
+
+    names = {p.relative_to(copy).as_posix()
+             for p in freshness.code_files("hhx.surveys.cex_diary")}
+    assert {"surveys/cex_diary_icpsr.py", "surveys/cex_diary_icpsr_layout.csv",
+            "surveys/cex_members.py", "surveys/release_dates.py"} <= names
+    before = digests()
+    with open(copy / "surveys" / "mich_labels.csv", "a") as fh:  # a label table fixed
+        fh.write("\n")
+    after = digests()
+    assert after["mich"] != before["mich"]
+    assert {m: after[m] for m in after if m != "mich"} == {m: before[m] for m in before if m != "mich"}
+    before = after
+    rd = copy / "surveys" / "release_dates.py"  # a helper imported by the CPS and PSID readers
+    rd.write_text(rd.read_text() + "\n# changed\n")
+    after = digests()
+    assert {m for m in after if after[m] != before[m]} == {"psid", "ipums_cps", "cex_diary"}
+    before = after
+    (copy / "surveys" / "sce.py").write_text("# another reader\n")  # none of these use it
+    assert digests() == before
+
+
+def test_a_changed_helper_module_rebuilds_its_source(tmp_path, monkeypatch):
+    import hhx.surveys.freshness as freshness
+
+    cfg = cfg_for(tmp_path, "data.demo.surveys={cps: {n_households: 200}}")
+    surveys = run_surveys(cfg, ["cps"])
+    ensure_demo_raw(cfg, surveys)
+    monkeypatch.setattr(freshness, "HHX_DIR", _hhx_copy(tmp_path))
+    assert ensure_surveys(cfg, surveys)["cps"] is not None
+    assert ensure_surveys(cfg, surveys) == {"cps": None}
+    labels = freshness.HHX_DIR / "surveys" / "cps_labels.py"  # the CPS reader's label maps
+    labels.write_text(labels.read_text() + "\n# changed\n")
+    assert ensure_surveys(cfg, surveys)["cps"] is not None
+
+
 def test_fingerprint_cache_hashes_a_file_once(tmp_path, monkeypatch):
     import hhx.surveys.freshness as fr
 

@@ -184,7 +184,8 @@ def _survey_state(survey: SurveyConfig, raw_dir: Path, inter_dir: Path,
     return {
         "survey": survey.name,
         "builder": survey.builder,
-        "code": [code_digest(m) for m in (survey.builder, "hhx.surveys.base", "hhx.io")],
+        # the builder with every reader module and mapping table it uses (freshness.code_files)
+        "code": code_digest(survey.builder, "hhx.surveys.base", "hhx.io"),
         "version": __version__,
         "raw": raw,
         "upstream": {dep: stamp_digest(inter_dir, dep) for dep in sorted(survey.depends_on)},

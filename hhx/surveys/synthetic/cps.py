@@ -178,7 +178,7 @@ def _month_table(
     order = np.lexsort((pp["pernum"][rows], hh["key"][h]))
     rows, slot, mish, h = rows[order], slot[order], mish[order], h[order]
     n = len(rows)
-    new_hh = np.r_[True, h[1:] != h[:-1]]
+    new_hh = np.r_[True, h[1:] != h[:-1]][:n]  # a month can hold no household (a small demo)
     serial = np.cumsum(new_hh)
     g = lambda key: pp[key][rows]  # noqa: E731
     age = np.minimum((g("age0") + slot / 12.0).astype(int), 85)

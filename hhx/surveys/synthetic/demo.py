@@ -21,6 +21,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
 from hhx.io import write_json_atomic
 from hhx.surveys.base import raw_path, sidecar_path
+from hhx.surveys.freshness import code_digest, module_file
 
 STAMP_DIR = ".hhx-demo"
 DEMO_VERSION = 1
@@ -227,16 +228,17 @@ GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
 
 
 def _code_digest(name: str) -> str:
-    """The writer and its generator module's source: a changed generator rewrites the files."""
-    import importlib.util
-
+    """The writer and its generator modules' code (with the reader modules and tables they
+    import: a generator writes the codes its reader expects): a changed generator rewrites the
+    files."""
     digest = hashlib.sha256(f"{DEMO_VERSION}".encode())
     digest.update(inspect.getsource(WRITERS[name]).encode())
     modules = GENERATOR_MODULE.get(name, name)
-    for module in (modules,) if isinstance(modules, str) else modules:
-        spec = importlib.util.find_spec(f"hhx.surveys.synthetic.{module}")
-        if spec is not None and spec.origin:
-            digest.update(Path(spec.origin).read_bytes())
+    names = [f"hhx.surveys.synthetic.{m}" for m in ((modules,) if isinstance(modules, str)
+                                                     else modules)]
+    present = [m for m in names if module_file(m) is not None]  # a derived source has none
+    if present:
+        digest.update(code_digest(*present).encode())
     return digest.hexdigest()
 
 
