@@ -75,3 +75,19 @@ def inspect_page(html_path: Path, timeout: float = 60.0) -> dict:
                              f"{proc.stderr.strip().splitlines()[-3:]}")
     return json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<")
                       .replace("&gt;", ">").replace("&quot;", '"'))
+
+
+def dump_dom(url: str, timeout: float = 120.0, budget_ms: int = 25000) -> str:
+    """The DOM of `url` (e.g. the MLflow UI) after Chromium ran its scripts for `budget_ms` of
+    virtual time."""
+    with tempfile.TemporaryDirectory(prefix="hhx-chromium-") as tmp:
+        flags = [f for f in FLAGS if not f.startswith("--virtual-time-budget")]
+        proc = subprocess.run(
+            [CHROMIUM, *flags, f"--virtual-time-budget={budget_ms}", f"--user-data-dir={tmp}/p",
+             "--dump-dom", url],
+            capture_output=True, text=True, timeout=timeout,
+        )
+    if proc.returncode != 0:
+        raise AssertionError(f"chromium failed on {url} (rc {proc.returncode}): "
+                             f"{proc.stderr.strip().splitlines()[-3:]}")
+    return proc.stdout

@@ -278,14 +278,17 @@ def test_llm_through_litellm_evaluate_stage_caches_and_never_logs_the_key(demo, 
 
 
 def test_readme_mlflow_ui_command_serves_the_runs(demo):
-    """The README's UI command (with the variable it documents) serves the demo's runs."""
+    """The README's UI command (with the variable it documents) serves the demo's runs, and the
+    addresses a run prints open its runs table and its page (in Chromium, where installed)."""
     import shutil
     import time
     import urllib.request
 
+    from hhx.tracking.ui import VIEW_COLUMNS
+    from tests import browser
     from tests.llm_servers import free_port
 
-    workdir, _ = demo
+    workdir, ran = demo
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent))
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -313,6 +316,22 @@ def test_readme_mlflow_ui_command_serves_the_runs(demo):
             served = json.loads(resp.read())["runs"]
         names = {r["info"]["run_name"] for r in served}
         assert any(n.startswith(f"{TASK} · xgboost · evaluate · synthetic") for n in names)
+        # the runs view names what an evaluate run logs
+        run = mlflow.MlflowClient(f"sqlite:///{workdir}/mlflow.db").get_run(
+            runs(workdir, model="xgboost").iloc[0]["run_id"])
+        logged = {"tags": run.data.tags, "metrics": run.data.metrics}
+        assert all(name in logged[kind] for kind, name in VIEW_COLUMNS if kind in logged)
+        if browser.available():  # what a user sees: the addresses the run printed, in Chromium
+            printed = re.search(r"then open (\S+) \(all runs: (\S+)\)", ran.stdout).groups()
+            run_page, table = (u.replace("http://127.0.0.1:5000", base) for u in printed)
+            dom = browser.dump_dom(table)
+            # hhx's runs view: evaluate runs with their task, model, metric and score columns,
+            # not MLflow 3.17's GenAI overview (traces, "No data available")
+            for kind, name in VIEW_COLUMNS[:5]:  # the first columns, in a 1400-pixel window
+                assert name in dom, f"{kind} column {name} not shown"
+            assert f"{TASK} · xgboost · evaluate" in dom and "No data available" not in dom
+            dom = browser.dump_dom(run_page)
+            assert "macro_f1, higher is better" in dom and "rows chosen by" in dom
     finally:
         proc.terminate()
         proc.wait(timeout=30)

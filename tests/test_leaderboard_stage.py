@@ -383,8 +383,8 @@ def test_mlflow_store_collected_and_leaderboard_logged(tmp_path, monkeypatch):
     for row in tm.itertuples():
         assert row.score == pytest.approx(logged[(row.model, row.task)], rel=1e-9)
         # The report links each cell to the run's page in the MLflow UI.
-        assert re.fullmatch(rf"http://127\.0\.0\.1:5000/#/experiments/{exp}/runs/[0-9a-f]{{32}}",
-                            row.url)
+        assert re.fullmatch(rf"http://127\.0\.0\.1:5000/#/experiments/{exp}/runs/[0-9a-f]{{32}}"
+                            r"\?workflowType=machine_learning", row.url)
     lb_run = client.get_run(res["mlflow_run_id"])
     assert lb_run.data.tags["hhx.stage"] == "leaderboard"
     assert lb_run.data.tags["hhx.synthetic"] == "true"

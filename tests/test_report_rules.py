@@ -70,7 +70,9 @@ def test_matrix_has_interval_n_direction_best_and_links(lb):
 
 
 def test_run_links_open_the_mlflow_ui():
-    assert run_url("http://mlflow:5000/", "3", "abc") == "http://mlflow:5000/#/experiments/3/runs/abc"
+    # MLflow 3.17's UI opens a GenAI page unless the address names the workflow (hhx.tracking.ui)
+    assert run_url("http://mlflow:5000/", "3", "abc") == (
+        "http://mlflow:5000/#/experiments/3/runs/abc?workflowType=machine_learning")
     assert run_url("sqlite:///x.db", "1", "r").startswith("http://127.0.0.1:5000/#/experiments/1/")
 
 

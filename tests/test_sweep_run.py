@@ -119,7 +119,9 @@ def test_failing_cells_do_not_stop_the_sweep_and_are_logged_failed_once(workdir,
         failed = by_id[table["run_id"][pos]]
         assert failed.info.status == "FAILED" and why in failed.data.tags["hhx.failure_reason"]
         assert failed.data.params  # the config is on file
-    [summary] = client.search_runs([exp.experiment_id], filter_string="tags.`hhx.stage` = 'sweep'")
+    sweeps = client.get_experiment_by_name("hhx-sweeps")  # apart from the evaluate runs
+    assert not client.search_runs([exp.experiment_id], "tags.`hhx.stage` = 'sweep'")
+    [summary] = client.search_runs([sweeps.experiment_id], filter_string="tags.`hhx.stage` = 'sweep'")
     assert summary.info.status == "FAILED" and summary.data.metrics["cells_failed"] == 3
     assert "| failed |" in summary.data.tags["mlflow.note.content"]
     logged = {a.path for a in client.list_artifacts(summary.info.run_id, "sweep")}

@@ -71,6 +71,7 @@ def test_build_and_leaderboard_runs_have_experiments_of_their_own(tr, tmp_path):
     assert experiment_for(hhx, "evaluate") == "hhx"
     assert experiment_for(hhx, "build") == "hhx-builds"
     assert experiment_for(hhx, "leaderboard") == "hhx-leaderboard"
+    assert experiment_for(hhx, "sweep") == "hhx-sweeps"
     log_run(tr, run_name="cps · build", params={}, tags={"hhx.stage": "build"}, metrics={},
             artifact_dir=None, experiment=experiment_for(tr, "build"))
     client = MlflowClient(tracking_uri=tr.uri)
@@ -78,6 +79,33 @@ def test_build_and_leaderboard_runs_have_experiments_of_their_own(tr, tmp_path):
     assert builds.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
     assert len(client.search_runs([builds.experiment_id])) == 1
     assert client.get_experiment_by_name(tr.experiment) is None  # no evaluate run was logged
+
+
+def test_the_evaluate_experiment_stores_hhx_runs_view_and_others_do_not(tr):
+    """MLflow 3.17's UI shows no metric column unless the address names a shared view; the
+    evaluate experiment holds hhx's (hhx/tracking/ui.py), the other experiments none."""
+    import json
+
+    from hhx.tracking.ui import VIEW_TAG, experiment_url, run_url
+
+    run_id = begin_run(tr, run_name="t · m · evaluate", tags={"hhx.stage": "evaluate"})
+    log_run(tr, run_name="b", params={}, tags={}, metrics={}, artifact_dir=None,
+            experiment=experiment_for(tr, "sweep"))
+    client = MlflowClient(tracking_uri=tr.uri)
+    exp = client.get_experiment_by_name(tr.experiment)
+    view = json.loads(exp.tags[VIEW_TAG])
+    assert view["searchFilter"] == "tags.`hhx.stage` = 'evaluate'"
+    assert view["selectedColumns"][:4] == ["tags.`hhx.task`", "tags.`hhx.model`",
+                                           "tags.`hhx.metric`", "metrics.`primary_score`"]
+    sweeps = client.get_experiment_by_name(f"{tr.experiment}-sweeps")
+    assert VIEW_TAG not in sweeps.tags and sweeps.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
+    assert experiment_url(tr.uri, exp.experiment_id).endswith(
+        f"/#/experiments/{exp.experiment_id}/runs?viewStateShareKey=hhx"
+        "&workflowType=machine_learning")
+    assert run_url(tr.uri, exp.experiment_id, run_id).startswith("http://127.0.0.1:5000/#/")
+    client.set_experiment_tag(exp.experiment_id, VIEW_TAG, "{}")  # an older hhx's view
+    begin_run(tr, run_name="again", tags={})
+    assert client.get_experiment(exp.experiment_id).tags[VIEW_TAG] == exp.tags[VIEW_TAG]
 
 
 def test_directed_names_say_metric_and_direction():

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.errors import ConfigError, DataError
+from hhx.tracking.ui import run_url
 
 REQUIRED_TAGS = (
     "hhx.stage",
@@ -258,15 +259,6 @@ def collect_mlflow(tracking_uri: str, experiment: str) -> tuple[list[RunRecord],
                 )
             )
     return records, notes
-
-
-MLFLOW_UI_DEFAULT = "http://127.0.0.1:5000"  # where `mlflow ui` serves a local store
-
-
-def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str:
-    """The run's page in the MLflow UI: the server itself, or `mlflow ui` for a local store."""
-    base = tracking_uri if tracking_uri.startswith(("http://", "https://")) else MLFLOW_UI_DEFAULT
-    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
 # --------------------------------------------------------------------------------------------

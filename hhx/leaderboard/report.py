@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from hhx.io import write_text_atomic
-from hhx.leaderboard.collect import MLFLOW_UI_DEFAULT
 from hhx.leaderboard.metrics import OFFICIAL
 from hhx.leaderboard.tables import Leaderboard
+from hhx.tracking.ui import MLFLOW_UI_DEFAULT
 
 SYNTHETIC_BANNER = (
     "SYNTHETIC DEMO DATA: every run in this leaderboard was evaluated on seeded synthetic "

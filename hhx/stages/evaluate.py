@@ -214,6 +214,26 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return frame.to_string(index=False, float_format=lambda v: f"{v:.4f}", na_rep="—")
 
 
+def metric_label(result: dict) -> str:
+    """`macro_f1, higher is better`: the primary score's metric and direction, in words."""
+    m = result["metrics"]
+    direction = str(m.get("score_direction", "")).replace("_is_", " is ")
+    return f"{str(m.get('primary_metric')).removeprefix('mean_')}, {direction}"
+
+
+def run_note(header: str, rule: str, rows: list[dict[str, Any]], failure: str | None) -> str:
+    """The console's result table as markdown (MLflow shows it as the run's description)."""
+    frame = pd.DataFrame(rows)
+    text = frame.astype(object).map(lambda v: "—" if v is None or v != v else
+                                    f"{v:.4f}" if isinstance(v, float) else str(v))
+    lines = [f"**{header}**", "", f"rows chosen by: {rule}", "",
+             "| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in text.itertuples(index=False)]
+    if failure:
+        lines += ["", f"**FAILED**: {failure}"]
+    return "\n".join(lines) + "\n"
+
+
 def adapter_label(path: str) -> str:
     """A fine-tuned model's name part: the adapter's folder (its run folder for `.../adapter`)."""
     p = Path(path)
@@ -418,19 +438,27 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
     if failure and failure_causes(metrics):
         failure += f" (failed requests: {failure_causes(metrics)})"
     synthetic = is_synthetic(cfg) or bench.synthetic
+    label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
+    header = (f"{task.name} · {cfg.data.split} · {len(examples)} of {split_rows} rows evaluated "
+              f"· {label}")
+    shown = {"hhx.metric": metric_label(result),
+             # the run's description in the MLflow UI: what the console shows
+             "mlflow.note.content": run_note(header, rule, table, failure)}
     run_id = record_run(cfg, task, bench, out, started_at, metrics, failure,
-                        {**cell.tags, **picked}, run_id=run_id,
+                        {**cell.tags, **picked, **shown}, run_id=run_id,
                         logged=logged_examples(task, cfg, bench, details), resolved=resolved)
     sweep_cell.finish(cell, task, run_id, metrics)  # the sweep summary's record
 
-    label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
-    print(f"\n{task.name} · {cfg.data.split} · {len(examples)} of {split_rows} rows evaluated "
-          f"· {label}\nrows chosen by: {rule}")
+    print(f"\n{header}\nrows chosen by: {rule}")
     print(format_table(table))
     if run_id:
-        print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' ({cfg.tracking.uri})"
-              f"; browse: LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri "
-              f"{cfg.tracking.uri} --workers 1")
+        from hhx.tracking.store import prepare_store
+        from hhx.tracking.ui import browse_hint
+
+        uri = str(cfg.tracking.uri)
+        experiment_id = prepare_store(uri, str(cfg.tracking.experiment))
+        print(f"MLflow run {run_id} in experiment '{cfg.tracking.experiment}' ({uri}); browse: "
+              f"{browse_hint(uri, experiment_id, run_id)}")
     print(f"run directory: {out}")
     if failure:
         raise RunFailed(

@@ -1,7 +1,8 @@
 """The sweep summary: one row per cell (task x model) with its score, the metric and direction,
 n, valid-response rate and status (run / skipped / failed, or the dry run's estimate), printed,
 saved in the sweep folder (`sweep_summary.csv` with every field, `sweep_summary.txt` as printed,
-`sweep_summary.md` as a markdown table) and logged to MLflow as a run tagged `hhx.stage=sweep`: the
+`sweep_summary.md` as a markdown table) and logged to MLflow as a run tagged `hhx.stage=sweep` (in
+experiment `<experiment>-sweeps`, apart from the evaluate runs): the
 counts as metrics, the table as the run's description and as an MLflow table artifact (previewed
 in the UI), the files as artifacts, and the sweep's real start and end times. When two cells share
 task and model, a `settings` column shows the overrides that tell them apart.
@@ -188,7 +189,8 @@ def write_summary(sweep_dir: Path, frame: pd.DataFrame, text: str) -> list[Path]
 
 
 def log_summary(tracking: Any, sweep_dir: Path, frame: pd.DataFrame) -> str | None:
-    """One MLflow run for the sweep (tag hhx.stage=sweep): counts as metrics, the table as its
+    """One MLflow run for the sweep (tag hhx.stage=sweep, experiment `<experiment>-sweeps`, apart
+    from the evaluate runs it summarises): counts as metrics, the table as its
     description and as a table artifact, the summary files; FAILED when a cell failed."""
     if not tracking.enabled or frame.empty:
         return None
@@ -197,9 +199,10 @@ def log_summary(tracking: Any, sweep_dir: Path, frame: pd.DataFrame) -> str | No
     import mlflow
     from mlflow.entities import Metric, Param, RunTag
 
+    from hhx.tracking.mlflow_run import experiment_for
     from hhx.tracking.store import prepare_store
 
-    uri, experiment = str(tracking.uri), str(tracking.experiment)
+    uri, experiment = str(tracking.uri), experiment_for(tracking, "sweep")
     experiment_id = prepare_store(uri, experiment)
     client = mlflow.tracking.MlflowClient(tracking_uri=uri)
     c = counts(frame)

@@ -8,9 +8,10 @@ FAILED with its reason (tag `hhx.failure_reason`).
 
 A run is created RUNNING when its work starts (`begin_run`) and ended by `log_run(run_id=...)`,
 so MLflow shows real durations; `fail_run` ends it FAILED with the reason when the work raised.
-Experiments carry `mlflow.experimentKind=custom_model_development`, so MLflow 3's UI opens them
-on their runs (not on the GenAI overview). Build and leaderboard runs go to experiments of their
-own (`<experiment>-builds`, `<experiment>-leaderboard`); evaluate runs stay in `experiment`.
+Experiments carry `mlflow.experimentKind=custom_model_development` (MLflow 3's kind for classical
+ML; 3.17's UI goes by the address instead, see hhx.tracking.ui, whose runs view the evaluate
+experiment stores). Build, leaderboard and sweep-summary runs go to experiments of their own
+(`<experiment>-builds`, `-leaderboard`, `-sweeps`); evaluate runs stay in `experiment`.
 Every run names its process (hhx.tracking.orphans); opening the experiment ends KILLED the runs
 whose process died without ending them. Evaluated examples are logged as a dataset input and
 tables (stored as `log_table` stores them) the UI previews. Logging goes through `MlflowClient` (one batch), never the fluent API.
@@ -37,9 +38,10 @@ DIRECTION_SUFFIX = {"higher_is_better": "higher_better", "lower_is_better": "low
 
 
 def experiment_for(tracking: DictConfig, stage: str) -> str:
-    """Evaluate runs in `tracking.experiment`; build and leaderboard runs beside it, apart."""
+    """Evaluate runs in `tracking.experiment`; build, leaderboard and sweep runs beside it, apart."""
     base = str(tracking.experiment)
-    return {"build": f"{base}-builds", "leaderboard": f"{base}-leaderboard"}.get(stage, base)
+    return {"build": f"{base}-builds", "leaderboard": f"{base}-leaderboard",
+            "sweep": f"{base}-sweeps"}.get(stage, base)
 
 
 def directed_name(metric: str, direction: str) -> str:
@@ -49,9 +51,10 @@ def directed_name(metric: str, direction: str) -> str:
     return f"{short}__{DIRECTION_SUFFIX.get(direction, direction)}"
 
 
-def ensure_experiment(uri: str, experiment: str) -> str:
-    """The experiment's id, created if missing, with the experiment kind MLflow 3 reads; runs
-    left RUNNING by a dead process of this machine are ended KILLED (hhx.tracking.orphans)."""
+def ensure_experiment(uri: str, experiment: str, *, runs_view: bool = False) -> str:
+    """The experiment's id, created if missing, with the experiment kind MLflow 3 reads (and,
+    for the evaluate experiment, `runs_view`, hhx's runs table: hhx.tracking.ui); runs left
+    RUNNING by a dead process of this machine are ended KILLED (hhx.tracking.orphans)."""
     from mlflow.tracking import MlflowClient
 
     from hhx.tracking.orphans import reap_orphans
@@ -62,6 +65,10 @@ def ensure_experiment(uri: str, experiment: str) -> str:
     exp = client.get_experiment(experiment_id)
     if exp.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
         client.set_experiment_tag(experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    if runs_view:
+        from hhx.tracking.ui import ensure_runs_view
+
+        ensure_runs_view(client, experiment_id, exp.tags)
     reap_orphans(client, experiment_id)
     return experiment_id
 
@@ -76,7 +83,8 @@ def begin_run(tracking: DictConfig, *, run_name: str, tags: dict[str, str],
     from hhx.tracking.orphans import process_tags
 
     uri = str(tracking.uri)
-    experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment))
+    experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment),
+                                      runs_view=experiment is None)
     run = MlflowClient(tracking_uri=uri).create_run(experiment_id, run_name=run_name, tags={
         **{k: scrub(str(v)) for k, v in tags.items()}, **process_tags()})
     return run.info.run_id
@@ -187,7 +195,8 @@ def log_run(
 
         from hhx.tracking.orphans import process_tags
 
-        experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment))
+        experiment_id = ensure_experiment(uri, experiment or str(tracking.experiment),
+                                          runs_view=experiment is None)
         # the user, source and git tags `mlflow.start_run` adds to a new run
         run_id = client.create_run(experiment_id, run_name=run_name,
                                    tags={**resolve_tags(), **process_tags()}).info.run_id

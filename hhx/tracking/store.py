@@ -56,6 +56,12 @@ def prepare_store(uri: str, experiment: str) -> str:
         # The client's store runs MLflow's migrations on a new database: inside the lock only.
         client = MlflowClient(tracking_uri=uri)
         found = client.get_experiment_by_name(experiment)
-        experiment_id = found.experiment_id if found else client.create_experiment(experiment)
+        if found is None:
+            from hhx.tracking.mlflow_run import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
+
+            experiment_id = client.create_experiment(
+                experiment, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        else:
+            experiment_id = found.experiment_id
     _READY.add((uri, experiment))
     return experiment_id

@@ -1,0 +1,79 @@
+"""Where hhx's runs are in the MLflow UI, and the runs table an experiment opens with.
+
+Facts (MLflow 3.17's UI, read from its bundled JavaScript and checked in headless Chromium):
+- The UI opens every experiment on its GenAI overview page unless the address says
+  `workflowType=machine_learning` (or the browser remembers the "Model training" switch); the
+  experiment's `mlflow.experimentKind` tag, which earlier 3.x releases read, no longer decides.
+- The runs table shows Source, Models and Dataset and hides every metric, param and tag column,
+  unless the address names a *shared view*: `#/experiments/<id>/runs?viewStateShareKey=<key>`
+  loads the experiment tag `mlflow.sharedViewState.<key>` (plain JSON is accepted) with the
+  table's search state (`searchFilter`, `orderByKey`, ...) and its UI state (`selectedColumns`,
+  keys written ``metrics.`name` `` / ``tags.`name` ``). The bare experiment address redirects to
+  the runs tab and drops the key, so the address names the runs tab itself.
+
+So hhx stores one such view, `hhx`, on the evaluate experiment (evaluate runs only; task, model,
+metric and direction, the primary score beside no-change's, n, valid and coverage rates) and the
+addresses it prints (console, leaderboard report) name it and the workflow type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MLFLOW_UI_DEFAULT = "http://127.0.0.1:5000"  # where `mlflow ui` serves a local store
+WORKFLOW = "workflowType=machine_learning"
+VIEW_KEY = "hhx"
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+
+# The evaluate runs table: what an economist compares first, in this order (the UI would group
+# metrics before tags). Every name is one an evaluate run logs (tests/test_app.py checks them
+# against a real run and renders the view in Chromium).
+VIEW_COLUMNS = (("tags", "hhx.task"), ("tags", "hhx.model"), ("tags", "hhx.metric"),
+                ("metrics", "primary_score"), ("metrics", "no_change.primary_score"),
+                ("metrics", "num_examples"), ("metrics", "valid_response_rate"),
+                ("metrics", "coverage_rate"), ("tags", "hhx.split"), ("tags", "hhx.synthetic"),
+                ("attributes", "Duration"))
+
+
+def runs_view() -> dict[str, Any]:
+    """The shared view's state as the UI reads it."""
+    columns = [f"{kind}.`{name}`" for kind, name in VIEW_COLUMNS]
+    return {
+        "searchFilter": "tags.`hhx.stage` = 'evaluate'",  # newest first, the table's default
+        "selectedColumns": columns,
+        "columnOrder": columns,
+    }
+
+
+def ensure_runs_view(client: Any, experiment_id: str, tags: dict[str, str]) -> None:
+    """Store (or bring up to date) the `hhx` view on the evaluate experiment."""
+    value = json.dumps(runs_view(), sort_keys=True)
+    if tags.get(VIEW_TAG) != value:
+        client.set_experiment_tag(experiment_id, VIEW_TAG, value)
+
+
+def ui_base(tracking_uri: str) -> str:
+    """The UI's address: the tracking server itself, or `mlflow ui` for a local store."""
+    http = tracking_uri.startswith(("http://", "https://"))
+    return (tracking_uri if http else MLFLOW_UI_DEFAULT).rstrip("/")
+
+
+def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str:
+    """The run's page in the MLflow UI."""
+    return f"{ui_base(tracking_uri)}/#/experiments/{experiment_id}/runs/{run_id}?{WORKFLOW}"
+
+
+def experiment_url(tracking_uri: str, experiment_id: str) -> str:
+    """The experiment's runs table with hhx's view."""
+    return (f"{ui_base(tracking_uri)}/#/experiments/{experiment_id}/runs"
+            f"?viewStateShareKey={VIEW_KEY}&{WORKFLOW}")
+
+
+def browse_hint(tracking_uri: str, experiment_id: str, run_id: str) -> str:
+    """What to start (a local store) and open to see a run."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return f"open {run_url(tracking_uri, experiment_id, run_id)}"
+    return (f"LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {tracking_uri} "
+            f"--workers 1, then open {run_url(tracking_uri, experiment_id, run_id)} (all runs: "
+            f"{experiment_url(tracking_uri, experiment_id)})")
