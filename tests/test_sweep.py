@@ -146,7 +146,7 @@ def test_finished_cells_finds_only_finished_runs(tmp_path):
 
 
 def _record(folder: Path, **fields) -> None:
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "sweep_cell.json").write_text(json.dumps(fields))
 
 
@@ -161,6 +161,26 @@ def test_summary_counts_run_skipped_failed_and_missing_jobs(tmp_path):
     text = format_summary(frame)
     assert text.splitlines()[0] == "sweep: 1 run, 1 skipped, 2 failed"
     assert "failed: b x x (job 2): the job ended before reporting a result" in text
+
+
+def test_progress_line_counts_finished_cells_of_this_sweep_and_estimates_the_rest(tmp_path):
+    from hhx.sweeps.progress import progress_line
+
+    assert progress_line(tmp_path) is None  # not an hhx sweep folder
+    (tmp_path / "sweep.json").write_text(json.dumps(
+        {"expected_jobs": 8, "sweep_id": "s1", "started_at": 1000.0}))
+    _record(tmp_path / "0_a_x", status="run", sweep_id="s1")
+    _record(tmp_path / "1_a_y", status="failed", sweep_id="s1")
+    _record(tmp_path / "2_b_x", status="skipped", sweep_id="s1")
+    _record(tmp_path / "3_b_y", status="started", sweep_id="s1")  # still running
+    _record(tmp_path / "9_old", status="run", sweep_id="s0")  # an earlier sweep's folder
+    assert progress_line(tmp_path, now=1300.0) == (
+        "sweep: 3 of 8 cells done (1 failed, 1 skipped) · 5:00 elapsed · about 8:20 left")
+    for job in range(4, 8):
+        _record(tmp_path / f"{job}_c", status="run", sweep_id="s1")
+    _record(tmp_path / "3_b_y", status="run", sweep_id="s1")
+    assert progress_line(tmp_path, now=1600.0) == (
+        "sweep: 8 of 8 cells done (1 failed, 1 skipped) · 10:00 elapsed")
 
 
 def test_dry_run_summary_totals_requests_and_cost(tmp_path):
@@ -252,7 +272,7 @@ def test_a_sweep_preset_without_multirun_says_so(overrides, refused):
         assert why.startswith("experiment=smoke is a sweep of ") and "add --multirun" in why
 
 
-def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_path):
+def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_path, capsys):
     """stage=build task=a,b is a sweep too: a job that returned is `run`, not `killed`."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.core.utils import JobReturn, JobStatus
@@ -272,8 +292,10 @@ def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_p
     try:
         cell.record_start(cfg)
         assert cell.read_record()["status"] == "started"
+        (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 2}))
         SweepCallback().on_job_end(cfg, JobReturn(status=JobStatus.COMPLETED))
         assert cell.read_record()["status"] == "run"
+        assert "sweep: 1 of 2 cells done" in capsys.readouterr().out  # how far the sweep got
     finally:
         HydraConfig.instance().cfg = saved
     assert counts(summary_frame(tmp_path))["run"] == 1

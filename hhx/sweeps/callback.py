@@ -70,7 +70,8 @@ class SweepCallback(Callback):
 
     def on_job_end(self, config: DictConfig, job_return: Any, **kwargs: Any) -> None:
         """A job whose stage keeps no sweep record of its own (build, describe, ...) ran when it
-        returned: its record says so, else the summary would count it as killed."""
+        returned: its record says so, else the summary would count it as killed. Then the
+        sweep's progress line (hhx/sweeps/progress.py)."""
         from hydra.core.hydra_config import HydraConfig
         from hydra.core.utils import JobStatus
         from hydra.types import RunMode
@@ -81,13 +82,14 @@ class SweepCallback(Callback):
         except ValueError:  # not inside a Hydra app
             return
         from hhx.sweeps import cell
+        from hhx.sweeps.progress import print_progress
 
-        if cell.read_record().get("status") != "started":
-            return
-        if job_return.status == JobStatus.COMPLETED:
-            cell.write_record(status="run")
-        else:
-            cell.write_record(status="failed", error=f"{job_return._return_value!r}"[:2000])
+        if cell.read_record().get("status") == "started":
+            if job_return.status == JobStatus.COMPLETED:
+                cell.write_record(status="run")
+            else:
+                cell.write_record(status="failed", error=f"{job_return._return_value!r}"[:2000])
+        print_progress(Path(str(config.hydra.sweep.dir)))  # in the job's process, any launcher
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         if str(config.hydra.sweeper.get("_target_", "")).endswith("HhxSweeper"):

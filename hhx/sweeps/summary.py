@@ -21,14 +21,13 @@ import pandas as pd
 
 from hhx.io import write_csv_atomic, write_json_atomic, write_text_atomic
 from hhx.sweeps.cell import RECORD_FILE
+from hhx.sweeps.progress import FINAL, SWEEP_FILE
 
-SWEEP_FILE = "sweep.json"  # what the sweep expected (written before the jobs start)
 RUN_COLUMNS = ["job", "task", "model", "settings", "metric", "direction", "score", "n",
                "valid_rate", "status"]
 DIRECTIONS = {"higher_is_better": "higher", "lower_is_better": "lower"}
 DRY_COLUMNS = ["job", "task", "model", "settings", "prompts", "draws", "requests", "prompt_tokens",
                "completion_tokens_max", "cost_usd", "cost_usd_max", "done"]
-FINAL = ("run", "skipped", "failed", "dry_run")
 
 
 def sweep_info(sweep_dir: Path) -> dict[str, Any]:
