@@ -150,7 +150,7 @@ def test_multirun_gives_one_tracked_run_per_model(demo):
     # skipped, not paid again; no_change runs. Then the sweep logs its summary run.
     assert f"skipped: {TASK} x xgboost finished before" in proc.stdout
     assert "sweep: 1 run, 1 skipped, 0 failed" in proc.stdout
-    assert "sweep: 2 of 2 cells done (1 skipped)" in proc.stdout  # each job's progress line
+    assert "sweep progress: 2 of 2 cells done (1 skipped)" in proc.stdout  # each job's progress line
     assert proc.stdout.count("sweep summary logged: MLflow run") == 1
     assert len(runs(workdir, model="no_change")) == 1
     assert len(runs(workdir, model="xgboost")) == 1

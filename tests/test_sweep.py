@@ -175,12 +175,12 @@ def test_progress_line_counts_finished_cells_of_this_sweep_and_estimates_the_res
     _record(tmp_path / "3_b_y", status="started", sweep_id="s1")  # still running
     _record(tmp_path / "9_old", status="run", sweep_id="s0")  # an earlier sweep's folder
     assert progress_line(tmp_path, now=1300.0) == (
-        "sweep: 3 of 8 cells done (1 failed, 1 skipped) · 5:00 elapsed · about 8:20 left")
+        "sweep progress: 3 of 8 cells done (1 failed, 1 skipped) · 5:00 elapsed · about 8:20 left")
     for job in range(4, 8):
         _record(tmp_path / f"{job}_c", status="run", sweep_id="s1")
     _record(tmp_path / "3_b_y", status="run", sweep_id="s1")
     assert progress_line(tmp_path, now=1600.0) == (
-        "sweep: 8 of 8 cells done (1 failed, 1 skipped) · 10:00 elapsed")
+        "sweep progress: 8 of 8 cells done (1 failed, 1 skipped) · 10:00 elapsed")
 
 
 def test_dry_run_summary_totals_requests_and_cost(tmp_path):
@@ -295,7 +295,7 @@ def test_a_stage_without_a_sweep_record_counts_as_run_when_its_job_returns(tmp_p
         (tmp_path / "sweep.json").write_text(json.dumps({"expected_jobs": 2}))
         SweepCallback().on_job_end(cfg, JobReturn(status=JobStatus.COMPLETED))
         assert cell.read_record()["status"] == "run"
-        assert "sweep: 1 of 2 cells done" in capsys.readouterr().out  # how far the sweep got
+        assert "sweep progress: 1 of 2 cells done" in capsys.readouterr().out  # how far the sweep got
     finally:
         HydraConfig.instance().cfg = saved
     assert counts(summary_frame(tmp_path))["run"] == 1

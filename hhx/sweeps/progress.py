@@ -1,6 +1,6 @@
 """A sweep's progress line, printed as each job ends (hhx/sweeps/callback.py `on_job_end`):
 
-    sweep: 12 of 64 cells done (1 failed, 2 skipped) · 5:10 elapsed · about 7:30 left
+    sweep progress: 12 of 64 cells done (1 failed, 2 skipped) · 5:10 elapsed · about 7:30 left
 
 Every launcher runs the callback in the job's own process (a joblib or Ray worker, a SLURM job),
 so the line is worked out from what the sweep folder holds, not from the parent: `sweep.json`
@@ -47,7 +47,7 @@ def progress_line(sweep_dir: Path, now: float | None = None) -> str | None:
     expected = info.get("expected_jobs") or len(statuses)
     elapsed = (now or time.time()) - float(info.get("started_at") or time.time())
     extra = [f"{done.count(s)} {s}" for s in ("failed", "skipped") if done.count(s)]
-    line = (f"sweep: {len(done)} of {expected} cells done"
+    line = (f"sweep progress: {len(done)} of {expected} cells done"
             + (f" ({', '.join(extra)})" if extra else "") + f" · {_clock(elapsed)} elapsed")
     left = max(0, expected - len(done))
     if done and left:
