@@ -24,6 +24,7 @@ import pytest
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys import cex_interview
+from hhx.surveys import cex_interview_variables as cexvars
 from hhx.surveys.base import BuildReport
 from hhx.surveys.synthetic import cex_interview as synth
 
@@ -536,15 +537,15 @@ def test_codes_and_year_ranges_equal_the_data_dictionary():
     codes = sheets["Codes "]
     codes.columns = [c.strip() for c in codes.columns]
     codes = codes[(codes["Survey"] == "INTERVIEW") & (codes["File"] == "FMLI")]
-    sources = {v.name: v.sources[0] for v in cex_interview.CHARACTERISTICS}
-    for name, allowed in cex_interview.CODEBOOK.items():
+    sources = {v.name: v.sources[0] for v in cexvars.CHARACTERISTICS}
+    for name, allowed in cexvars.CODEBOOK.items():
         listed = codes[codes["Variable"].str.strip() == sources[name]]["Code value"]
         assert {int(c) for c in listed} == set(allowed), name
     states = codes[codes["Variable"].str.strip() == "STATE"]
     modern = states[states["First year"].astype(float) >= 1984]["Code value"]
-    assert set(modern) - {"43"} == set(cex_interview.CANONICAL_STATES)
+    assert set(modern) - {"43"} == set(cexvars.CANONICAL_STATES)
     legacy = states[states["First year"].astype(float) < 1984]
-    assert set(legacy["Code value"]) == set(cex_interview.LEGACY_STATE)
+    assert set(legacy["Code value"]) == set(cexvars.LEGACY_STATE)
 
     def quarters(rows: pd.DataFrame) -> set[int]:
         out: set[int] = set()
@@ -555,7 +556,7 @@ def test_codes_and_year_ranges_equal_the_data_dictionary():
             out |= set(range(first, last + 1))
         return out
 
-    for source, ranges in cex_interview.DICTIONARY_RANGES.items():
+    for source, ranges in cexvars.DICTIONARY_RANGES.items():
         mine: set[int] = set()
         for first, last in ranges:
             mine |= set(range(first, (last if last is not None else 2030 * 4) + 1))
