@@ -14,13 +14,14 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.surveys import psid
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, KEY_COLUMNS, PSID_ASSET_MACRO_COLUMNS
+from hhx.surveys.psid_main_study import DEFAULT_VARIABLE_MAP, EXPECTED_WAVES, read_variable_map
 from hhx.surveys.synthetic import psid as synth
 from hhx.surveys.synthetic.release_dates import synthetic_psid_crosswalk, write_crosswalk
 from hhx.tasks.context import BuildContext
 from hhx.tasks.registry import load_task
 
-WAVES = list(psid.EXPECTED_WAVES)
-VARMAP = psid.read_variable_map(psid.DEFAULT_VARIABLE_MAP)
+WAVES = list(EXPECTED_WAVES)
+VARMAP = read_variable_map(DEFAULT_VARIABLE_MAP)
 
 
 class World:

@@ -21,6 +21,13 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys import psid
 from hhx.surveys.base import has_synthetic_sidecar, input_sha256
+from hhx.surveys.psid_dta import DtaStream, _Source
+from hhx.surveys.psid_main_study import (
+    DEFAULT_VARIABLE_MAP,
+    ENRICHMENT_COLUMNS,
+    MAIN_STUDY_MEMBER,
+    read_variable_map,
+)
 from hhx.surveys.synthetic import psid as synth
 from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
 
@@ -106,7 +113,7 @@ def test_dta_stream_matches_pandas(version, byteorder):
                    variable_labels={"d": "a double"}, data_label="test file")
     data = buffer.getvalue()
     expected = pd.read_stata(io.BytesIO(data), convert_categoricals=False)
-    stream = psid.DtaStream(psid._Source(io.BytesIO(data), "t.dta", None))
+    stream = DtaStream(_Source(io.BytesIO(data), "t.dta", None))
     assert stream.release == version and stream.nobs == 4 and stream.data_label == "test file"
     assert stream.names == list(frame.columns)
     blocks = list(stream.rows(list(frame.columns), chunk_rows=3))
@@ -130,7 +137,7 @@ def test_shelf_member_reads_as_pandas_reads_it(built):
     with pd.read_stata(io.BytesIO(data), iterator=True, convert_categoricals=False) as reader:
         expected = reader.read()
         value_labels = reader.value_labels()
-    stream = psid.DtaStream(psid._Source(io.BytesIO(data), "long", None))
+    stream = DtaStream(_Source(io.BytesIO(data), "long", None))
     numeric = [c for c in stream.names if stream.kind(c) == "number"]
     blocks = list(stream.rows(numeric, 1000))
     got = {c: np.concatenate([b[c] for b in blocks]) for c in numeric}
@@ -147,7 +154,7 @@ def test_shelf_member_reads_as_pandas_reads_it(built):
 def test_archives_have_the_release_layout(built):
     _, _, _, layout, _ = built
     for path, member in ((layout["long"], psid.LONG_MEMBER),
-                         (layout["main"], psid.MAIN_STUDY_MEMBER)):
+                         (layout["main"], MAIN_STUDY_MEMBER)):
         with zipfile.ZipFile(path) as zf:
             assert zf.namelist() == [member]
             assert zf.infolist()[0].compress_type == zipfile.ZIP_DEFLATED
@@ -164,7 +171,7 @@ def test_round_trip_keeps_shelf_rows_and_values(world, built):
     assert frame["year"].tolist() == shelf["year"].tolist()
     kept = list(shelf.columns)  # every SHELF column, in file order, as the reference keeps them
     assert {"demo_birth_year", "hlth_srh", "psidshelf_release", "psidshelf_compile"} <= set(kept)
-    order = [*kept, *psid.DERIVED_COLUMNS, *psid.RELEASE_COLUMNS, *psid.ENRICHMENT_COLUMNS]
+    order = [*kept, *psid.DERIVED_COLUMNS, *psid.RELEASE_COLUMNS, *ENRICHMENT_COLUMNS]
     assert list(frame.columns) == order
     for column in kept:
         if not pd.api.types.is_numeric_dtype(shelf[column]):
@@ -256,7 +263,7 @@ def test_reference_person_and_spouse_roles(world, built):
     assert meta["enrichment"]["ambiguous_family_waves"] == int(truth["ambiguous"].sum())
     assert meta["enrichment"]["family_waves"] == len(truth)
     absent = frame[frame["panel_current"].eq(0).to_numpy()]
-    assert absent[list(psid.ENRICHMENT_COLUMNS)].isna().all().all()
+    assert absent[list(ENRICHMENT_COLUMNS)].isna().all().all()
 
 
 def _valid(value: pd.Series, accuracy: pd.Series, topcode: float) -> pd.Series:
@@ -343,7 +350,7 @@ def test_fingerprints_synthetic_flag_and_metadata(built):
     # the V-variable map decides the enrichment, so its fingerprint is provenance too
     assert report.inputs == {str(layout["long"]): input_sha256(layout["long"]),
                              str(layout["main"]): input_sha256(layout["main"]),
-                             str(psid.DEFAULT_VARIABLE_MAP): input_sha256(psid.DEFAULT_VARIABLE_MAP)}
+                             str(DEFAULT_VARIABLE_MAP): input_sha256(DEFAULT_VARIABLE_MAP)}
     assert has_synthetic_sidecar(Path(report.outputs["psid_main"]))
     assert meta["sources"]["main_study"]["person_id"] == "ID"
     assert meta["sources"]["main_study"]["id_differs_from_er30001_x1000_plus_er30002"] == 0
@@ -351,7 +358,7 @@ def test_fingerprints_synthetic_flag_and_metadata(built):
              for f in meta["enrichment"]["fields_found"]}
     assert found[("annual_hours", "rp", 1968)] == "V47"
     assert found[("food_stamps", "family", 1977)] == "V5269"
-    assert len(found) == len(pd.read_csv(psid.DEFAULT_VARIABLE_MAP))
+    assert len(found) == len(pd.read_csv(DEFAULT_VARIABLE_MAP))
     assert meta["rows_earn_tot_nd_at_topcode"] == int(frame["earn_tot_nd"].eq(9_999_999).sum())
     assert frame["release_date"].isna().all()
     assert not list(Path(report.outputs["psid_main"]).parent.glob(".psid_build_*"))
@@ -388,7 +395,7 @@ def test_release_dates_cover_the_schedule(small, tmp_path):
 
 
 def test_custom_variable_map_and_its_checks(small, tmp_path):
-    table = pd.read_csv(psid.DEFAULT_VARIABLE_MAP, dtype=str, keep_default_na=False)
+    table = pd.read_csv(DEFAULT_VARIABLE_MAP, dtype=str, keep_default_na=False)
     reduced = table[table["survey_year"].astype(int) <= 1970]
     path = tmp_path / "vars.csv"
     reduced.to_csv(path, index=False)
@@ -400,12 +407,12 @@ def test_custom_variable_map_and_its_checks(small, tmp_path):
     food = reduced[reduced["concept"].str.startswith("food")].assign(survey_year="1973")
     pd.concat([reduced, food]).to_csv(path, index=False)
     with pytest.raises(ConfigError, match=r"vars\.csv:\d+: food_\w+ in wave 1973: spec 1\.10"):
-        psid.read_variable_map(path)
+        read_variable_map(path)
     stamps = table[table["concept"] == "food_stamps"].copy()
     stamps.loc[stamps.index[-1], "annualisation_factor"] = "1"
     stamps.to_csv(path, index=False)
     with pytest.raises(ConfigError, match="annualisation_factor 1 does not match"):
-        psid.read_variable_map(path)
+        read_variable_map(path)
 
 
 def test_person_id_from_er30001_er30002_and_label_text_reported(small, tmp_path):
@@ -455,7 +462,7 @@ def test_missing_archive_member_and_file(small, tmp_path):
     long_zip, main_zip = synth.write_psid_archives(small, tmp_path / "l.zip", tmp_path / "m.zip")
     renamed = tmp_path / "renamed.zip"
     with zipfile.ZipFile(main_zip) as src, zipfile.ZipFile(renamed, "w") as dst:
-        dst.writestr("PSID_FULL.dta", src.read(psid.MAIN_STUDY_MEMBER))
+        dst.writestr("PSID_FULL.dta", src.read(MAIN_STUDY_MEMBER))
     with pytest.raises(DataError, match=r"renamed\.zip: member "
                        r"PSID_COMPLETE_MAIN_STUDY_1968_2021_FULL\.dta not found"):
         psid.build(_survey(long_zip, renamed), tmp_path, tmp_path / "out")

@@ -56,11 +56,10 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.psid import (
+from hhx.surveys.psid import LABELS, LONG_MEMBER
+from hhx.surveys.psid_main_study import (
     DEFAULT_VARIABLE_MAP,
     EXPECTED_WAVES,
-    LABELS,
-    LONG_MEMBER,
     MAIN_STUDY_MEMBER,
     MainStudyVar,
     read_variable_map,

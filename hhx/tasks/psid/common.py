@@ -33,7 +33,7 @@ import pandas as pd
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
-from hhx.surveys.psid import EXPECTED_WAVES
+from hhx.surveys.psid_main_study import EXPECTED_WAVES
 from hhx.tasks.context import BuildContext
 
 INTERMEDIATE = "psid_main"
