@@ -17,6 +17,10 @@ from openpyxl import load_workbook
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys import sce
+from hhx.surveys.sce_derived import density_columns_for, density_status, months_no_work
+from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
+from hhx.surveys.sce_structural import ReleaseCrosswalk, release_columns
+from hhx.surveys.sce_workbook import parse_codebook, read_workbook, sheet_frame
 from hhx.surveys.synthetic.sce import Sheet, synthetic_sce, write_synthetic_sce, write_workbook
 
 SEED, START, END, PER_MONTH = 11, "2013-12", "2025-02", 1
@@ -144,7 +148,7 @@ def test_core_workbooks_do_not_repeat_respondent_months(generated, built):
 def test_a_respondent_month_in_two_core_workbooks_is_an_error(tmp_path):
     a = _write(tmp_path, "a.xlsx", [Sheet("Data", [["t"]], _core_frame())])
     b = _write(tmp_path, "b.xlsx", [Sheet("Data", [["t"]], _core_frame().iloc[[1]])])
-    pieces = sce.read_workbook("core_20_24", a) + sce.read_workbook("core_latest", b)
+    pieces = read_workbook("core_20_24", a) + read_workbook("core_latest", b)
     with pytest.raises(DataError, match=r"respondent 70000001 appears more than once for "
                                         r"2024-02 \(core/a.xlsx sheet Data, core/b.xlsx"):
         sce.build_tables(pieces)
@@ -222,9 +226,9 @@ def test_density_status_rules_on_hand_made_rows():
         ["x"] + [0] * 9,                 # non-numeric bin: range_invalid
         [None] * 10,                     # not asked
     ], dtype="object")  # fmt: skip
-    total, status = sce.density_status(rows)
+    total, status = density_status(rows)
     table = rows.set_axis([f"Q24_bin{i}" for i in range(1, 11)], axis=1)
-    valid = sce.density_columns_for(table, "core")["Q24__task_valid"]
+    valid = density_columns_for(table, "core")["Q24__task_valid"]
     assert list(valid[:3]) == [True, True, False] and pd.isna(valid[8])
     assert status.tolist()[:8] == ["valid", "valid", "sum_off_100", "all_zero",
                                    "all_same_nonzero", "partial_missing", "range_invalid",
@@ -336,7 +340,7 @@ def test_job_search_special_codes_and_months_without_work(generated, built):
 def test_months_no_work_rule_on_hand_made_rows():
     table = pd.DataFrame({"l8_months_no_work": [24, 999995, -2, 3.5, 500, 10, None, 10],
                           "age": [30, 30, 30, 30, 40, None, 50, 17]})
-    out = sce.months_no_work(table)
+    out = months_no_work(table)
     assert out["l8_months_no_work__status"].tolist()[:6] == [
         "valid", "never_had_paid_job", "invalid_negative", "invalid_noninteger",
         "exceeds_age_in_months", "age_unavailable_for_validation"]
@@ -361,11 +365,11 @@ def test_release_dates_follow_the_lag_rule(built):
         assert (table["release_date_status"]
                 == "inferred_from_collection_month_and_official_lag").all()
         assert table["release_id"].str.startswith(f"sce_{module}_").all()
-    dates = sce.release_columns("core", np.array([2024, 2025]), np.array([1, 4]))
+    dates = release_columns("core", np.array([2024, 2025]), np.array([1, 4]))
     assert list(dates["release_date"]) == ["2024-10-01", "2026-01-01"]
-    assert list(sce.release_columns("housing", np.array([2014]), np.array([2]))[
+    assert list(release_columns("housing", np.array([2014]), np.array([2]))[
         "release_date"]) == ["2015-08-01"]
-    assert list(sce.release_columns("job_search", np.array([2020]), np.array([10]))[
+    assert list(release_columns("job_search", np.array([2020]), np.array([10]))[
         "release_date"]) == ["2021-07-01"]
 
 
@@ -388,22 +392,22 @@ def test_release_crosswalk_supplies_dates_and_must_cover_every_month(tmp_path):
         path.write_text("\n".join(lines) + "\n")
 
     write()
-    crosswalk = sce.ReleaseCrosswalk.read(path)
-    dates = sce.release_columns("core", np.array([2024, 2024]), np.array([1, 1]), crosswalk)
+    crosswalk = ReleaseCrosswalk.read(path)
+    dates = release_columns("core", np.array([2024, 2024]), np.array([1, 1]), crosswalk)
     assert list(dates["release_date"]) == ["2024-10-14"] * 2
     assert list(dates["release_date_source"]) == ["Official"] * 2  # the crosswalk's text
     assert list(dates["aggregate_release_date_proxy"]) == ["2024-02-16"] * 2
-    housing = sce.release_columns("housing", np.array([2024]), np.array([2]), crosswalk)
+    housing = release_columns("housing", np.array([2024]), np.array([2]), crosswalk)
     assert housing["release_date"][0] == "2025-08-01"
     with pytest.raises(DataError, match=r"release_sce.csv: no release date for SCE core 2024-02"):
-        sce.release_columns("core", np.array([2024]), np.array([2]), crosswalk)
+        release_columns("core", np.array([2024]), np.array([2]), crosswalk)
     path.write_text("module,survey_year,survey_month,release_date,source\n"
                     "core,2024,1,2024-10-14,Official\n")
     with pytest.raises(DataError, match=r"release_sce.csv: column source_url is missing"):
-        sce.ReleaseCrosswalk.read(path)
+        ReleaseCrosswalk.read(path)
     write(core_lag=18)
     with pytest.raises(DataError, match=r"release_sce.csv: microdata_release_lag_months 18 for module core; its lag is 9"):
-        sce.ReleaseCrosswalk.read(path)
+        ReleaseCrosswalk.read(path)
 
 
 def test_manifest_has_one_row_per_raw_file(generated, built):
@@ -478,7 +482,7 @@ def _write(tmp_path: Path, name: str, sheets: list[Sheet]) -> Path:
 
 
 def _build_core(path: Path) -> dict[str, pd.DataFrame]:
-    tables, _ = sce.build_tables(sce.read_workbook("core_20_24", path))
+    tables, _ = sce.build_tables(read_workbook("core_20_24", path))
     return tables
 
 
@@ -496,14 +500,14 @@ def test_small_core_workbook_builds(tmp_path):
 def test_missing_sheet_is_named(tmp_path):
     path = _write(tmp_path, "c.xlsx", [Sheet("Sheet1", [["title"]], _core_frame())])
     with pytest.raises(DataError, match=r"c.xlsx: sheet 'Data' not found \(sheets: Sheet1\)"):
-        sce.read_workbook("core_20_24", path)
+        read_workbook("core_20_24", path)
 
 
 def test_wrong_header_row_names_the_missing_userid_column(tmp_path):
     path = tmp_path / "policy.xlsx"
     write_workbook(path, [Sheet("Data", [["title"]], _core_frame())])  # header at row 2, not 11
     with pytest.raises(DataError) as err:
-        sce.read_workbook("public_policy", path)
+        read_workbook("public_policy", path)
     message = str(err.value)
     assert "policy.xlsx sheet Data: column userid not found in header row 11" in message
     assert "it is in row 2" in message
@@ -556,16 +560,16 @@ def test_job_search_and_housing_checks(tmp_path):
     jobs = pd.DataFrame({"year": [2020, 2020], "userid": [1, 2], "survey_weight": [1.0, 1.0],
                          "age": [30, 40], "l8_months_no_work": [5, 999995],
                          "l2_num_jobs": [1, 999991],
-                         **{c: [None, None] for c in sce.JOB_SEARCH_SPECIAL_CODES
+                         **{c: [None, None] for c in JOB_SEARCH_SPECIAL_CODES
                             if c != "l8_months_no_work"}})
     path = write_workbook(tmp_path / "job_search" / "js.xlsx", [Sheet("Data", frame=jobs)])
     core = _write(tmp_path, "c.xlsx", [Sheet("Data", [["t"]], _core_frame())])
-    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
+    pieces = read_workbook("core_20_24", core) + read_workbook("job_search", path)
     with pytest.raises(DataError, match="column l2_num_jobs holds special code 999991"):
         sce.build_tables(pieces)
     path = write_workbook(tmp_path / "job_search" / "js2.xlsx", [Sheet("Data", frame=jobs.drop(
         columns=["rw7b_pct_incr_healthins"]))])  # the reference requires every coded column
-    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("job_search", path)
+    pieces = read_workbook("core_20_24", core) + read_workbook("job_search", path)
     with pytest.raises(DataError, match="column rw7b_pct_incr_healthins not found"):
         sce.build_tables(pieces)
     sheets = []
@@ -574,14 +578,14 @@ def test_job_search_and_housing_checks(tmp_path):
                               "weights": [1.0]})
         sheets += [Sheet(f"Data {year}", frame=frame), Sheet(f"Codebook {year}", rows=[])]
     path = write_workbook(tmp_path / "housing" / "h.xlsx", sheets)
-    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("housing", path)
+    pieces = read_workbook("core_20_24", core) + read_workbook("housing", path)
     with pytest.raises(DataError, match=r"sheet Data 2016: column date holds 201603 in data row "
                                         r"1; the 2016 housing wave is fielded in February"):
         sce.build_tables(pieces)
     sheets[4] = Sheet("Data 2016", frame=pd.DataFrame({"userid": [1, 2], "date": [201602, None],
                                                        "weights": [1.0, 1.0]}))
     path = write_workbook(tmp_path / "housing" / "h2.xlsx", sheets)
-    pieces = sce.read_workbook("core_20_24", core) + sce.read_workbook("housing", path)
+    pieces = read_workbook("core_20_24", core) + read_workbook("housing", path)
     with pytest.raises(DataError, match=r"Data 2016: column date holds blank in data row 2"):
         sce.build_tables(pieces)
 
@@ -589,26 +593,26 @@ def test_job_search_and_housing_checks(tmp_path):
 def test_sheet_reader_rules():
     rows = [("title",), (), ("userid", "a", None, "b"), (1, " 3 ", None, "x"), (2, "", None, 4),
             (None, None, None, None)]
-    frame = sce.sheet_frame(rows, 2, "w")
+    frame = sheet_frame(rows, 2, "w")
     assert list(frame.columns) == ["userid", "a", "b"] and len(frame) == 2
     assert frame["a"].dtype == "float64" and frame["a"].tolist()[0] == 3  # a blank: float
     assert np.isnan(frame["a"].tolist()[1])
     assert frame["b"].tolist() == ["x", "4"]  # a text cell keeps the column as text
     # converted in chunks: text in a later chunk turns the earlier numbers into text too
-    frame = sce.sheet_frame([("userid", "a"), (1, 2.0), (2, 2.5), (3, "x")], 0, "w",
+    frame = sheet_frame([("userid", "a"), (1, 2.0), (2, 2.5), (3, "x")], 0, "w",
                             chunk_rows=1)
     assert frame["a"].tolist() == ["2", "2.5", "x"] and frame["userid"].tolist() == [1, 2, 3]
     with pytest.raises(DataError, match="w: column C holds data but has no name in header row 1"):
-        sce.sheet_frame([("userid", "a"), (1, 2, 3)], 0, "w")
+        sheet_frame([("userid", "a"), (1, 2, 3)], 0, "w")
     with pytest.raises(DataError, match="w: column a appears twice"):
-        sce.sheet_frame([("userid", "a", "a"), (1, 2, 3)], 0, "w")
+        sheet_frame([("userid", "a", "a"), (1, 2, 3)], 0, "w")
 
 
 def test_codebook_parser_reads_both_layouts():
     rows = [("Codebook",), (), ("[HQH5]: Do you have a mortgage?",), (None, "Code", "Label"),
             (None, 1, "Yes, mortgage(s) only"), (None, "4", "No"), (),
             ("qh5m", "Rate type"), (None, 1, "Fixed  rate"), (), ("OTHER", "x"), (None, 1, "z")]
-    book = sce.parse_codebook(rows, {"hqh5", "qh5m"})
+    book = parse_codebook(rows, {"hqh5", "qh5m"})
     assert book == {"hqh5": {1: "Yes, mortgage(s) only", 4: "No"},
                     "qh5m": {1: "Fixed rate"}}
 

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from hhx.surveys import sce
-from hhx.surveys.sce import JOB_SEARCH_SPECIAL_CODES
+from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
+from hhx.surveys.sce_workbook import read_workbook
 from hhx.surveys.synthetic.sce import Sheet, write_workbook
 from hhx.tasks.build import build_task
 from hhx.tasks.context import BuildContext
@@ -131,7 +132,7 @@ def _build(tmp: Path, books: dict[str, list[Sheet]]) -> Path:
     """Workbooks (config key -> sheets) -> hhx.surveys.sce -> `tmp/inter/sce_<module>.parquet`."""
     pieces = []
     for key, sheets in books.items():
-        pieces += sce.read_workbook(key, write_workbook(tmp / "raw" / f"{key}.xlsx", sheets))
+        pieces += read_workbook(key, write_workbook(tmp / "raw" / f"{key}.xlsx", sheets))
     tables, _ = sce.build_tables(pieces)
     out = tmp / "inter"
     out.mkdir()

@@ -15,6 +15,7 @@ import pytest
 
 from hhx.surveys import sce
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.sce_workbook import read_workbook
 from hhx.surveys.synthetic.sce import Sheet, write_workbook
 from hhx.tasks.build import build_task
 from hhx.tasks.context import BuildContext
@@ -82,7 +83,7 @@ def _macro() -> pd.DataFrame:
 def _intermediates(tmp: Path, rows: list[dict]) -> Path:
     path = write_workbook(tmp / "raw" / "core.xlsx",
                           [Sheet("Data", [["title"]], pd.DataFrame(rows))])
-    tables, manifest = sce.build_tables(sce.read_workbook("core_20_24", path))
+    tables, manifest = sce.build_tables(read_workbook("core_20_24", path))
     out = tmp / "inter"
     out.mkdir()
     tables["core"].to_parquet(out / "sce_core.parquet")

@@ -56,7 +56,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.sce import BY_KEY, CORE_PROBABILITY_ITEMS, HOUSING_YEARS, density_columns
+from hhx.surveys.sce_items import BY_KEY, CORE_PROBABILITY_ITEMS, HOUSING_YEARS, density_columns
 from hhx.surveys.synthetic import month_index, write_sidecar
 from hhx.surveys.synthetic.xlsx import write_xlsx
 
@@ -845,7 +845,7 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
 
 
 def _special_name(column: str) -> dict[float, str]:
-    from hhx.surveys.sce import JOB_SEARCH_SPECIAL_CODES
+    from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
 
     return {float(k): v for k, v in JOB_SEARCH_SPECIAL_CODES[column].items()}
 
