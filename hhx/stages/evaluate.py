@@ -231,7 +231,7 @@ def run_note(header: str, rule: str, rows: list[dict[str, Any]], failure: str | 
     lines += ["| " + " | ".join(row) + " |" for row in text.itertuples(index=False)]
     if failure:
         lines += ["", f"**FAILED**: {failure}"]
-    return "\n".join(lines) + "\n"
+    return ("\n".join(lines) + "\n")[:5000]  # within MLflow's limit on a tag's value
 
 
 def adapter_label(path: str) -> str:

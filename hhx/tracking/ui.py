@@ -2,8 +2,9 @@
 
 Facts (MLflow 3.17's UI, read from its bundled JavaScript and checked in headless Chromium):
 - The UI opens every experiment on its GenAI overview page unless the address says
-  `workflowType=machine_learning` (or the browser remembers the "Model training" switch); the
-  experiment's `mlflow.experimentKind` tag, which earlier 3.x releases read, no longer decides.
+  `workflowType=machine_learning` (or the browser remembers its "GenAI / Model training" switch,
+  default GenAI); the experiment's `mlflow.experimentKind` tag is read only where that switch is
+  turned off, which the released UI does not do.
 - The runs table shows Source, Models and Dataset and hides every metric, param and tag column,
   unless the address names a *shared view*: `#/experiments/<id>/runs?viewStateShareKey=<key>`
   loads the experiment tag `mlflow.sharedViewState.<key>` (plain JSON is accepted) with the
@@ -72,8 +73,9 @@ def experiment_url(tracking_uri: str, experiment_id: str) -> str:
 
 def browse_hint(tracking_uri: str, experiment_id: str, run_id: str) -> str:
     """What to start (a local store) and open to see a run."""
+    pages = (f"open {run_url(tracking_uri, experiment_id, run_id)} (all runs: "
+             f"{experiment_url(tracking_uri, experiment_id)})")
     if tracking_uri.startswith(("http://", "https://")):
-        return f"open {run_url(tracking_uri, experiment_id, run_id)}"
+        return pages
     return (f"LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {tracking_uri} "
-            f"--workers 1, then open {run_url(tracking_uri, experiment_id, run_id)} (all runs: "
-            f"{experiment_url(tracking_uri, experiment_id)})")
+            f"--workers 1, then {pages}")
