@@ -40,6 +40,10 @@ from typing import Any
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DIRECTIVE = re.compile(r"\[\[fault:(\w+):(\d+)\]\]")
 _ANSWER = re.compile(r"\[\[answer:(.*?)\]\]", re.S)
+# `[[answer_esc:...]]`: the text is unescaped first (`\\ud800` becomes a lone surrogate, sent as a
+# JSON escape); `[[answer_raw:...]]` too, but its reply body carries the surrogate as raw bytes
+# (UTF-8 with surrogatepass: not valid UTF-8), as a broken server might.
+_ANSWER_ESC = re.compile(r"\[\[answer_(esc|raw):(.*?)\]\]", re.S)
 _PAD = re.compile(r"\[\[pad:(\d+)\]\]")
 _CUT_BELOW = re.compile(r"\[\[cut_below:(\d+)\]\]")
 # llama-cpp-python's server, verbatim in substance, when a request carries response_format
@@ -294,7 +298,16 @@ class FaultServer:
                 if server.upstream and fault is None:
                     return self._forward(body)
                 found = _ANSWER.search(user)
-                if found:
+                escaped = _ANSWER_ESC.search(user)
+                if escaped:
+                    text = escaped.group(2).encode("ascii", "backslashreplace").decode(
+                        "unicode_escape")
+                    if escaped.group(1) == "raw":
+                        out = completion_body(model, [text])
+                        self._send(200, json.dumps(out, ensure_ascii=False).encode(
+                            "utf-8", "surrogatepass"))
+                        return 200
+                elif found:
                     text = found.group(1)
                 elif server.answer_fn is not None:
                     text = server.answer_fn(body)

@@ -33,6 +33,7 @@ from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.startup import resume_gc
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
+from hhx.textsafe import encodable_tree
 from hhx.tracking.mlflow_run import (
     begin_run,
     config_yaml,
@@ -141,7 +142,7 @@ def details_frame(
     # The scorer's details follow the gold rows, which are the examples in order.
     for ex, d in zip(examples.itertuples(index=False), result["details"], strict=True):
         raw = d.get("raw_prediction")
-        records.append({
+        records.append(encodable_tree({
             "id": str(ex.id),
             "time": str(ex.time),
             "release_date": str(ex.release_date),
@@ -156,7 +157,7 @@ def details_frame(
             "naive_baseline": ex.naive_baseline,
             "predictor_details": json.dumps(extras.get((str(ex.id), str(ex.time)), {}),
                                             default=str),
-        })
+        }))
     frame = pd.DataFrame.from_records(records)
     frame["split_position"] = pd.array(frame["split_position"], dtype="Int64")
     return frame
