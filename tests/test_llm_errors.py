@@ -5,9 +5,13 @@ DNS failures are never retried. What the server really received (its own log) is
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import time
 import types
+from pathlib import Path
 
 import pytest
 from llm_servers import FaultServer, api_model, examples_frame, free_port, jobfind_prompt, make_cfg
@@ -188,3 +192,54 @@ def test_probe_names_a_silent_host(tmp_path, monkeypatch):
         finally:
             for s in fillers:
                 s.close()
+
+
+def test_the_app_stops_on_a_name_that_does_not_resolve_within_seconds(tmp_path):
+    """The whole command, as a user types it: the endpoint is checked before the release is read,
+    MLflow is opened or litellm is imported, so the one-line stop comes within seconds (no build
+    either: the folder holds no data)."""
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "hhx", "task=labor_cps_jobfind", "model=openai_compatible",
+         "model.api_base=http://hhx-no-such-host.invalid:8000/v1", "model.name=served"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    elapsed = time.monotonic() - started
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert lines[-1].startswith("hhx: error: host hhx-no-such-host.invalid")
+    assert not (tmp_path / "data").exists() and not (tmp_path / "mlflow.db").exists()
+    assert elapsed < 10, elapsed
+
+
+def test_a_resolver_that_never_answers_is_named_within_its_deadline(tmp_path, monkeypatch):
+    import hhx.predictors.llm.probe as probe
+
+    monkeypatch.setattr(probe, "DNS_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(probe.socket, "getaddrinfo", lambda *a, **k: time.sleep(30))
+    ep = probe.Endpoint("http://slow-dns.example:8000/v1", "slow-dns.example", 8000, "bearer")
+    started = time.monotonic()
+    with pytest.raises(PredictorError, match="did not resolve within"):
+        probe.check_reachable(ep, "check model.api_base")
+    assert time.monotonic() - started < 2
+
+
+def test_many_silent_addresses_share_one_connect_deadline(monkeypatch):
+    """A name resolving to several addresses that all swallow the SYN costs one connect timeout,
+    not one per address (the audit's 48-59 s stop)."""
+    import hhx.predictors.llm.probe as probe
+
+    monkeypatch.setattr(probe, "CONNECT_TIMEOUT_S", 0.5)
+
+    def silent(address):  # what a firewalled address does: nothing, until the timeout
+        time.sleep(probe.CONNECT_TIMEOUT_S)
+        return TimeoutError("timed out")
+
+    monkeypatch.setattr(probe, "_connect", silent)
+    addresses = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (f"192.0.2.{i}", 80))
+                 for i in range(1, 9)]
+    started = time.monotonic()
+    failure = probe._connect_any(addresses)
+    assert isinstance(failure, TimeoutError)
+    assert time.monotonic() - started < 1.5

@@ -64,6 +64,18 @@ BACKENDS: dict[str, str] = {
 }
 
 
+def preflight(cfg: HhxConfig) -> None:
+    """Checks that take seconds and save minutes, run before the data and MLflow are opened: an
+    API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py)."""
+    backend = cfg.model.backend
+    if (backend.value if hasattr(backend, "value") else str(backend)) != "litellm":
+        return
+    from hhx.predictors.llm.probe import preflight as endpoint_preflight
+    from hhx.predictors.llm.settings import settings_from_config
+
+    endpoint_preflight(settings_from_config(cfg))
+
+
 def make_predictor(cfg: HhxConfig) -> Predictor:
     """Instantiate the predictor that `cfg.model.backend` names."""
     backend = cfg.model.backend

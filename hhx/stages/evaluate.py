@@ -27,7 +27,7 @@ from hhx.bench.layout import BenchTask
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
-from hhx.predictors.base import PredictionRow, make_predictor
+from hhx.predictors.base import PredictionRow, make_predictor, preflight
 from hhx.scoring import error_code, score_task, write_result
 from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.startup import resume_gc
@@ -336,6 +336,11 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     model_name = model_label(cfg)
     started = time.perf_counter()
     started_at = time.time()
+    # An unreachable API host stops the run here, in seconds; a sweep checks it after its
+    # resume lookup (a finished cell, or a dry run, needs no endpoint).
+    checked = not sweep_cell.in_sweep()
+    if checked:
+        preflight(cfg)
     bench: BenchTask = load_bench(cfg, task)
     examples = bench.eval_examples(str(cfg.data.split), cfg.data.max_examples)
     if examples.empty:
@@ -353,6 +358,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if cell.outcome is not None:
         resume_gc()
         return cell.outcome
+    if not checked:
+        preflight(cfg)
 
     synthetic = is_synthetic(cfg) or bench.synthetic
     picked = selection_tags(split_rows, len(examples), rule)

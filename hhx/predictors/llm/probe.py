@@ -4,6 +4,12 @@ OpenAI-style endpoints) the key is accepted by the free `GET /models`.
 A failure is one line that names the host (never "litellm"): a name that does not resolve, a port
 where nothing listens, a host that does not answer, a refused key. No chat request is sent, so
 nothing is paid and nothing is retried.
+
+`preflight` runs the DNS and TCP part first thing in a run, before the release is read, MLflow is
+opened or litellm (seconds to import) is loaded: a host that cannot be reached stops the run
+within DNS_TIMEOUT_S + CONNECT_TIMEOUT_S of its start. The addresses a name resolves to are tried
+at once, under one connect deadline (a name with many unreachable addresses must not cost the
+timeout once per address).
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ from hhx.errors import PredictorError
 from hhx.predictors.llm.settings import NO_KEY, LLMSettings
 from hhx.secrets import clean_line
 
-DNS_TIMEOUT_S = 10.0
-CONNECT_TIMEOUT_S = 5.0
+DNS_TIMEOUT_S = 4.0
+CONNECT_TIMEOUT_S = 4.0
 HTTP_TIMEOUT_S = 10.0
 # API providers' default endpoints (litellm's provider prefix -> base URL, overridable by the
 # variables litellm itself reads) and how their model list is asked for.
@@ -80,6 +86,41 @@ def _resolve(host: str, port: int) -> list[tuple]:
         pool.shutdown(wait=False)
 
 
+def _connect(address: tuple) -> OSError | None:
+    family, kind, proto, _, sockaddr = address
+    try:
+        with socket.socket(family, kind, proto) as sock:
+            sock.settimeout(CONNECT_TIMEOUT_S)
+            sock.connect(sockaddr)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _connect_any(addresses: list[tuple]) -> OSError | None:
+    """None once any address accepts a connection; else the most telling failure (a refusal
+    before a timeout). All addresses are tried at once, within one CONNECT_TIMEOUT_S."""
+    if not addresses:
+        return OSError("the name resolved to no address")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(len(addresses), 16))
+    failures: list[OSError] = []
+    try:
+        futures = [pool.submit(_connect, a) for a in addresses]
+        try:
+            for done in concurrent.futures.as_completed(futures, timeout=CONNECT_TIMEOUT_S + 1):
+                error = done.result()
+                if error is None:
+                    return None
+                failures.append(error)
+        except concurrent.futures.TimeoutError:
+            failures.append(TimeoutError("timed out"))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    refused = [f for f in failures if isinstance(f, ConnectionRefusedError)]
+    timed_out = [f for f in failures if isinstance(f, TimeoutError) or "timed out" in str(f)]
+    return (refused or timed_out or failures)[0]
+
+
 def check_reachable(ep: Endpoint, fix: str) -> None:
     """DNS, then a TCP connection; PredictorError naming the host on failure."""
     try:
@@ -93,17 +134,9 @@ def check_reachable(ep: Endpoint, fix: str) -> None:
         raise PredictorError(
             f"host {ep.host}: the name does not resolve ({exc.strerror or exc}); {fix}"
         ) from None
-    last: OSError | None = None
-    for family, kind, proto, _, address in addresses:
-        try:
-            with socket.socket(family, kind, proto) as sock:
-                sock.settimeout(CONNECT_TIMEOUT_S)
-                sock.connect(address)
-                return
-        except ConnectionRefusedError as exc:
-            last = exc
-        except OSError as exc:
-            last = exc
+    last = _connect_any(addresses)
+    if last is None:
+        return
     if isinstance(last, ConnectionRefusedError):
         raise PredictorError(
             f"{ep.url}: nothing listens at {ep.where} (connection refused); start the server "
@@ -149,17 +182,31 @@ def list_models(ep: Endpoint, key: str | None, key_env: str | None) -> list[str]
     return [str(m.get("id")) for m in data or [] if isinstance(m, dict) and m.get("id")]
 
 
+def _fix(settings: LLMSettings) -> str:
+    return ("check model.api_base" if settings.api_base
+            else "check the network (or the provider's base-URL variable)")
+
+
+def _behind_proxy(ep: Endpoint) -> bool:
+    scheme = urlsplit(ep.url).scheme or "http"
+    proxies = urllib.request.getproxies()
+    return (scheme in proxies or "all" in proxies) and not urllib.request.proxy_bypass(ep.host)
+
+
+def preflight(settings: LLMSettings) -> None:
+    """DNS and TCP to the endpoint, before anything slow: PredictorError naming the host."""
+    ep = endpoint_for(settings)
+    if ep is not None and not _behind_proxy(ep):  # behind a proxy only the proxy resolves
+        check_reachable(ep, _fix(settings))
+
+
 def probe(settings: LLMSettings, key: str | None) -> Endpoint | None:
     """Check the endpoint of a litellm model; returns it (with its served models) or None when
     the provider's endpoint is not known (the first request then tells)."""
     ep = endpoint_for(settings)
     if ep is None:
         return None
-    fix = ("check model.api_base" if settings.api_base
-           else "check the network (or the provider's base-URL variable)")
-    scheme = urlsplit(ep.url).scheme or "http"
-    proxies = urllib.request.getproxies()
-    if not ((scheme in proxies or "all" in proxies) and not urllib.request.proxy_bypass(ep.host)):
-        check_reachable(ep, fix)  # behind a proxy only the proxy resolves and connects
+    if not _behind_proxy(ep):  # behind a proxy only the proxy resolves and connects
+        check_reachable(ep, _fix(settings))
     ep.served = list_models(ep, key, settings.api_key_env)
     return ep
