@@ -127,6 +127,7 @@ class FaultServer:
         fault_rate: float = 0.0,
         seed: int = 0,
         fail_seeds: frozenset[int | None] = frozenset(),
+        fault_kinds: tuple[str, ...] = ("500", "500", "429", "hang"),
     ) -> None:
         self.latency_s = latency_s
         self.default_answer = default_answer
@@ -137,6 +138,7 @@ class FaultServer:
         self.answer_fn = answer_fn  # request body -> reply text (overrides default_answer)
         self.llamacpp_schema = llamacpp_schema
         self.fault_rate = fault_rate
+        self.fault_kinds = fault_kinds  # what a random fault (fault_rate) is drawn from
         self.fail_seeds = fail_seeds  # requests with these seeds (None: no seed) always fail (500)
         self._rng = __import__("random").Random(seed)
         self.log: list[dict[str, Any]] = []
@@ -219,7 +221,7 @@ class FaultServer:
                 elif server.fault_rate:
                     with server._lock:
                         roll = server._rng.random()
-                        kind = server._rng.choice(["500", "500", "429", "hang"])
+                        kind = server._rng.choice(server.fault_kinds)
                     fault = kind if roll < server.fault_rate else None
                 if body.get("seed") in server.fail_seeds:
                     fault = "500"

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import types
 
 import pytest
@@ -137,21 +138,26 @@ _JOB = textwrap.dedent(
     from hhx.predictors.base import make_predictor
     from hhx.tasks.registry import load_task
     url, cache, _, flags, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-    cfg = make_cfg(api_model(url, max_concurrency=4, timeout_s=60.0), cache)
+    timeout_s = float(os.environ.get("JOB_TIMEOUT_S", "60"))
+    cfg = make_cfg(api_model(url, max_concurrency=4, timeout_s=timeout_s, max_retries=8), cache)
     task = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
     predictor = make_predictor(cfg).fit(task)
     open(os.path.join(flags, f"ready-{os.getpid()}"), "w").close()
     while not os.path.exists(os.path.join(flags, "go")):
         time.sleep(0.01)
-    rows = predictor.predict(task, examples_frame([jobfind_prompt(i) for i in range(n)]))
+    users = [jobfind_prompt(i) for i in range(n)]
+    if os.environ.get("JOB_SHUFFLE"):  # each job asks in its own order: more overlap in flight
+        __import__("random").Random(os.getpid()).shuffle(users)
+    rows = predictor.predict(task, examples_frame(users))
     print(json.dumps({"predictions": [r.prediction for r in rows],
                       "sent": predictor.run_metrics().get("llm/requests_sent", 0)}))
     """
 )
 
 
-def _start_jobs(url, cache, flags, count, n):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HHX_TEST_KEY": "sk-test-single-flight"}
+def _start_jobs(url, cache, flags, count, n, **env_extra):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HHX_TEST_KEY": "sk-test-single-flight",
+           **env_extra}
     flags.mkdir(exist_ok=True)
     return [
         subprocess.Popen([sys.executable, "-c", _JOB, url, str(cache), str(REPO / "tests"),
@@ -189,6 +195,33 @@ def test_parallel_identical_jobs_pay_each_request_once(tmp_path):
     assert len(answered) == n and set(answered.values()) == {1}  # each request paid once
     assert len(log) == n
     assert sum(o["sent"] for o in outs) == n  # the work was shared, not repeated
+    assert all(o["predictions"] == ['["unemployed"]'] * n for o in outs)
+
+
+def test_parallel_jobs_under_faults_and_time_outs_pay_each_request_at_most_once(tmp_path):
+    """Five jobs on one cache against a server failing a quarter of its requests (500, 429,
+    malformed bodies, hangs past the client's 1.5 s time-out), each job asking in its own order:
+    every prompt is answered in every job, and the server delivers each answer once (a hung
+    request answered after the client gave up is not delivered). The jobs themselves load the
+    two cores, which is what used to make a delivered answer miss its deadline and be re-sent."""
+    n = 30
+    kinds = ("500", "429", "malformed", "hang")
+    with FaultServer(fault_rate=0.25, fault_kinds=kinds, seed=7, retry_after="0",
+                     hang_s=5.0) as srv:
+        procs = _start_jobs(srv.url, tmp_path / "cache", tmp_path / "flags", 5, n,
+                            JOB_TIMEOUT_S="1.5", JOB_SHUFFLE="1")
+        _go_when_ready(procs, tmp_path / "flags")
+        outs = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=600)
+            assert proc.returncode == 0, err[-2000:]
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+        time.sleep(5.5)  # let the hung requests end, so the server's log is complete
+        log = srv.snapshot()
+    answered = srv.successes()
+    assert len(answered) == n
+    assert set(answered.values()) == {1}, {k: v for k, v in answered.items() if v > 1}
+    assert {e["fault"] for e in log} >= {"500", "hang"}  # the faults really happened
     assert all(o["predictions"] == ['["unemployed"]'] * n for o in outs)
 
 

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.predictors.llm.cache import ResponseCache, StorageFull
 from hhx.predictors.llm.cost import Budget, Prices
+from hhx.predictors.llm.deadline import within
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.progress import INTERVAL_S, Progress
 from hhx.predictors.llm.settings import NO_KEY, LLMSettings
@@ -308,8 +309,9 @@ class Engine:
         if not self.transport.cancellable:
             return await self.transport.send(call)
         try:
-            # The transport has its own timeout; this guard also catches a stalled body read.
-            return await asyncio.wait_for(self.transport.send(call), self.settings.timeout_s)
+            # The deadline counts server time only (deadline.py): an answer that arrived while
+            # this process was starved is used, not paid for again.
+            return await within(self.transport.send(call), self.settings.timeout_s)
         except TimeoutError:
             raise TransportError(
                 "timeout", f"no answer within timeout_s={self.settings.timeout_s}"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.deadline import backstop_s
 from hhx.predictors.llm.probe import endpoint_for, probe
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, read_api_key, settings_from_config
@@ -213,7 +214,7 @@ class LiteLLMTransport:
             raw = await self.litellm.acompletion(
                 **kwargs,
                 api_key=key,
-                timeout=self.settings.timeout_s,
+                timeout=backstop_s(self.settings.timeout_s),  # the engine's deadline decides
                 max_retries=0,  # the OpenAI client's own retries: off, ours count
                 num_retries=0,
             )
