@@ -14,6 +14,7 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.io import write_json_atomic, write_parquet_atomic
+from hhx.surveys.compressed import intact
 
 
 @dataclass
@@ -55,24 +56,27 @@ def input_sha256(path: str | Path) -> str:
     decompressed; anything else plain. Ignores compression level, member order and gzip headers."""
     p = Path(path)
     digest = hashlib.sha256()
-    if p.suffix == ".zip":
-        with zipfile.ZipFile(p) as zf:
-            for info in sorted(zf.infolist(), key=lambda i: i.filename):
-                if info.is_dir():
-                    continue
-                digest.update(info.filename.encode("utf-8") + b"\0")
-                digest.update(info.file_size.to_bytes(8, "big"))
-                with zf.open(info) as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(chunk)
-    elif p.suffix == ".gz":
-        with gzip.open(p, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    else:
-        with p.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
+    with intact(p):  # a damaged archive is named here, the first place that reads it whole
+        if p.suffix in (".zip", ".gz") and p.stat().st_size == 0:
+            raise EOFError("empty")  # gzip reads an empty file as an empty stream
+        if p.suffix == ".zip":
+            with zipfile.ZipFile(p) as zf:
+                for info in sorted(zf.infolist(), key=lambda i: i.filename):
+                    if info.is_dir():
+                        continue
+                    digest.update(info.filename.encode("utf-8") + b"\0")
+                    digest.update(info.file_size.to_bytes(8, "big"))
+                    with intact(p, info.filename), zf.open(info) as fh:
+                        for chunk in iter(lambda: fh.read(1 << 20), b""):
+                            digest.update(chunk)
+        elif p.suffix == ".gz":
+            with gzip.open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+        else:
+            with p.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(chunk)
     return digest.hexdigest()
 
 
