@@ -187,3 +187,14 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 raise DataError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
             rows.append(row)
     return rows
+
+
+@contextlib.contextmanager
+def gzip_writer(path: str | os.PathLike[str], compresslevel: int = 9) -> Iterator[Any]:
+    """A gzip stream into `path` whose bytes depend on the content only: no file name and a zero
+    modification time in the header (gzip.open writes both, so a regenerated file differed)."""
+    import gzip
+
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                compresslevel=compresslevel, mtime=0) as gz:
+        yield gz

@@ -200,6 +200,36 @@ def test_a_killed_writer_leaves_temporaries_that_the_next_run_removes(tmp_path):
     assert target.read_text() == "x"
 
 
+def test_a_temporary_whose_writer_dies_during_the_next_build_is_removed_by_its_end(
+        tmp_path, monkeypatch):
+    """A killed build's worker can outlive the killed run and the next run's start-up sweep (alive:
+    its scratch file is kept), then die: the build sweeps again when it ends."""
+    cfg = cfg_for(tmp_path)
+    surveys = run_surveys(cfg, ["cps_ui_policy"])
+    ensure_demo_raw(cfg, surveys)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    inter = tmp_path / "inter"
+    inter.mkdir(parents=True, exist_ok=True)
+    orphan = inter / f".cps_ui_policy.parquet.hhx-{worker.pid}-abc123.tmp"
+    orphan.write_bytes(b"")  # what mkstemp leaves when the writer is killed at once
+    import hhx.stages.data as data_stage
+
+    original = data_stage._survey_state
+
+    def state_then_the_worker_dies(*args, **kwargs):  # after the start-up sweep kept it
+        worker.kill()
+        worker.wait(timeout=10)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(data_stage, "_survey_state", state_then_the_worker_dies)
+    try:
+        ensure_surveys(cfg, surveys)
+    finally:
+        worker.kill()
+    assert not orphan.exists()
+    assert not [p for p in tmp_path.rglob("*") if is_temp_name(p.name)]
+
+
 # --------------------------------------------------------------------------------------------
 # task sets and stage=list
 

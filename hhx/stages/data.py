@@ -249,6 +249,9 @@ def ensure_surveys(
                         synthetic=report.synthetic, rows=report.rows)
             results[name] = report
     bar.close()
+    # Once more at the end: a killed earlier run's workers may have outlived its start-up sweep
+    # (alive then, their scratch files kept) and died since.
+    sweep_stale_temps([raw_dir, inter_dir])
     if problems:
         listing = "; ".join(f"{n}: {why}" for n, why in sorted(problems.items()))
         raise HhxError(f"built {len(results)} of {len(surveys)} sources; {listing}")
@@ -321,6 +324,7 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         ctx = BuildContext(task, inter_dir, macro, synthetic=synthetic, n_jobs=os.cpu_count() or 1)
         bench = build_task(ctx, root, synthetic=synthetic)
         write_stamp(root, task.name, state, [str(p) for p in release_paths(root, task.name).values()])
+        sweep_stale_temps([root])  # as in ensure_surveys: leftovers of workers that died since
         return bench
 
 

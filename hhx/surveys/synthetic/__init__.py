@@ -6,6 +6,7 @@ reports can tag results as synthetic: they are never findings about households.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,10 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import write_json_atomic
 from hhx.surveys.base import sidecar_path
+
+# The time stamp written into generated Stata files (pandas writes the current minute otherwise):
+# a regenerated demo file is the same bytes.
+STATA_TIME_STAMP = dt.datetime(2025, 2, 24, 12, 0)
 
 
 def write_sidecar(path: Path, generator: str, note: str, **settings: Any) -> Path:

@@ -14,11 +14,9 @@ and CNTYGP98 is blank (Stata missing) in the 2000 sample, as a variable a sample
 
 from __future__ import annotations
 
-import gzip
 import io
 import shutil
 import struct
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -26,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import ConfigError
-from hhx.io import atomic_path, write_text_atomic
+from hhx.io import atomic_path, gzip_writer, temp_dir, write_text_atomic
 from hhx.surveys.census import KEEP_COLUMNS
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
 
 STATES: dict[int, str] = {
     1: "Alabama", 2: "Alaska", 4: "Arizona", 5: "Arkansas", 6: "California", 8: "Colorado",
@@ -328,6 +326,7 @@ def _dta_parts(frame: pd.DataFrame) -> tuple[bytes, bytes, bytes, bytes]:
         value_labels={k: v for k, v in VALUE_LABELS.items() if k in frame.columns},
         variable_labels={k: v for k, v in VARIABLE_LABELS.items() if k in frame.columns},
         version=118,
+        time_stamp=STATA_TIME_STAMP,
     )
     dta = upper_label_names(buf.getvalue())
     at = dta.index(b"<map>") + len(b"<map>")
@@ -349,7 +348,7 @@ def write_census_gz(
     faster than Python's default 9, same content."""
     pieces = iter([frames] if isinstance(frames, pd.DataFrame) else frames)
     target = Path(path)
-    with tempfile.TemporaryDirectory(prefix="hhx_census_gen_") as tmp:
+    with temp_dir(target.parent, "census-gen-") as tmp:  # swept if the build is killed
         dta = Path(tmp) / "census.dta"
         with dta.open("w+b") as fh:
             head, records, tail, types = _dta_parts(next(pieces))
@@ -374,7 +373,7 @@ def write_census_gz(
         with (
             atomic_path(target) as out,
             dta.open("rb") as src,
-            gzip.open(out, "wb", compresslevel) as dst,
+            gzip_writer(out, compresslevel) as dst,
         ):
             shutil.copyfileobj(src, dst, 1 << 20)
     return target
@@ -488,7 +487,7 @@ def write_census_ddi(
     first = next(pieces)
     columns = list(first.columns)
     widths = _ddi_widths(columns)
-    with atomic_path(data_path) as tmp, gzip.open(tmp, "wb", compresslevel) as gz:
+    with atomic_path(data_path) as tmp, gzip_writer(tmp, compresslevel) as gz:
         gz.write(_fixed_width_lines(first, widths))
         for frame in pieces:
             gz.write(_fixed_width_lines(frame[columns], widths))

@@ -23,7 +23,6 @@ Not data about households: a sidecar `<file>.synthetic.json` marks the file as s
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from hhx.errors import ConfigError
-from hhx.io import atomic_path
+from hhx.io import atomic_path, gzip_writer
 from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS
 from hhx.surveys.synthetic import write_sidecar
 from hhx.surveys.synthetic.cps_people import (
@@ -442,7 +441,7 @@ def write_synthetic_cps(
     cohort_end = np.searchsorted(person_entry, cohorts, side="right")
 
     with atomic_path(path) as tmp:
-        with gzip.open(tmp, "wb", compresslevel=compresslevel) as gz:
+        with gzip_writer(tmp, compresslevel) as gz:
             writer = None
             for mi in months:
                 parts, slots, mishes = [], [], []

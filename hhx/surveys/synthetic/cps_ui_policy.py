@@ -22,7 +22,7 @@ import pandas as pd
 
 from hhx.io import atomic_path
 from hhx.surveys.cps_ui_policy import EXPECTED_MONTHS, STATE_FIPS, VARIABLE_LABELS
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
 
 LAST_MONTH = pd.Period("2014-08", "M")
 # Months in which extended benefits lapsed (ext_wks 0, ui_weeks unchanged).
@@ -77,6 +77,7 @@ def write_ui_policy_dta(frame: pd.DataFrame, path: str | Path) -> Path:
             write_index=False,
             variable_labels={k: v for k, v in labels.items() if k in frame.columns},
             version=118,
+            time_stamp=STATA_TIME_STAMP,
         )
         tmp.write_bytes(dta.read_bytes())
     return Path(path)

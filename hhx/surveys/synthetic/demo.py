@@ -188,13 +188,13 @@ def _release_dates(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
 
 def _state_macro(name: str) -> Writer:
     def write(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-        import tempfile
-
+        from hhx.io import temp_dir
         from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
 
         target = _at(survey, raw_dir, name)
         # One generator draws all three files from one stream; keep the one this source reads.
-        with tempfile.TemporaryDirectory(prefix=".hhx-demo-", dir=target.parent) as tmp:
+        # (a pid-tagged scratch folder: swept by the next run if this one is killed)
+        with temp_dir(target.parent, "demo-") as tmp:
             path = write_synthetic_state_macro(tmp, seed=seed, **s)[name]
             shutil.move(path, target)
             shutil.move(sidecar_path(path), sidecar_path(target))

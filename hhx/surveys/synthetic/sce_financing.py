@@ -26,7 +26,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
 
 DEFAULT_RESPONDENTS = 1211
 DEFAULT_UNASSIGNED = 11
@@ -226,6 +226,7 @@ def write_fz_dta(frame: pd.DataFrame, path: str | Path) -> Path:
             tmp,
             write_index=False,
             version=118,
+            time_stamp=STATA_TIME_STAMP,
             value_labels={c: VALUE_LABELS[c] for c in coded},
             variable_labels={k: v for k, v in VARIABLE_LABELS.items() if k in frame},
         )

@@ -20,6 +20,14 @@ _NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 # Writing
 
 
+def _put(z: zipfile.ZipFile, name: str, data: str) -> None:
+    """A member with a fixed date (writestr with a name stamps the current time): a regenerated
+    workbook is the same bytes."""
+    info = zipfile.ZipInfo(name, date_time=(2025, 1, 1, 0, 0, 0))
+    info.compress_type = z.compression
+    z.writestr(info, data)
+
+
 def _cell_xml(ref: str, v) -> str:
     if v is None:
         return ""
@@ -63,20 +71,20 @@ def write_xlsx(path: str | Path, sheets: Iterable[tuple[str, Iterable[list]]]) -
             xml = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet '
                    f'xmlns="{_NS_MAIN}"><dimension ref="{ref}"/><sheetData>'
                    + "".join(parts) + "</sheetData></worksheet>")
-            z.writestr(f"xl/worksheets/sheet{i}.xml", xml)
+            _put(z, f"xl/worksheets/sheet{i}.xml", xml)
         sheet_entries = "".join(f'<sheet name="{escape(n, {chr(34): "&quot;"})}" sheetId="{i}" '
                                 f'r:id="rId{i}"/>' for i, n in enumerate(names, start=1))
-        z.writestr("xl/workbook.xml", (
+        _put(z, "xl/workbook.xml", (
             f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<workbook '
             f'xmlns="{_NS_MAIN}" xmlns:r="{_NS_REL}"><sheets>{sheet_entries}</sheets></workbook>'))
         rels = "".join(
             f'<Relationship Id="rId{i}" Type="{_NS_REL}/worksheet" '
             f'Target="worksheets/sheet{i}.xml"/>' for i in range(1, len(names) + 1))
         rel_ns = "http://schemas.openxmlformats.org/package/2006/relationships"
-        z.writestr("xl/_rels/workbook.xml.rels",
+        _put(z, "xl/_rels/workbook.xml.rels",
                    f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
                    f'<Relationships xmlns="{rel_ns}">{rels}</Relationships>')
-        z.writestr("_rels/.rels", (
+        _put(z, "_rels/.rels", (
             f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships '
             f'xmlns="{rel_ns}"><Relationship Id="rId1" Type="{_NS_REL}/officeDocument" '
             'Target="xl/workbook.xml"/></Relationships>'))
@@ -84,7 +92,7 @@ def write_xlsx(path: str | Path, sheets: Iterable[tuple[str, Iterable[list]]]) -
             f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="application/'
             'vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
             for i in range(1, len(names) + 1))
-        z.writestr("[Content_Types].xml", (
+        _put(z, "[Content_Types].xml", (
             '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types xmlns="http://'
             'schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" '
             'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
