@@ -43,6 +43,7 @@ import calendar
 import hashlib
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -275,8 +276,16 @@ def phase(opts: argparse.Namespace) -> None:
     table, sidecar = synthetic_table(opts.train, opts.validation)
     base = rss_mb() if reset_peak() else 0.0
     run = run_hhx if opts.phase == "hhx" else run_plain
+    cpu0 = cpu_seconds()
     result = run(opts.kind, table, sidecar, opts.rounds, opts.threads)
-    print_phase({**result, "data_mb": base, "peak_mb": peak_mb() - base})
+    print_phase({**result, "cpu_s": cpu_seconds() - cpu0, "data_mb": base,
+                 "peak_mb": peak_mb() - base})
+
+
+def cpu_seconds() -> float:
+    """CPU seconds this process has used (all its threads): its own work, whatever the load."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,7 +329,8 @@ def synthetic_work(kind: str, n_train: int) -> int:
     return n_train * features * trees_per_round(kind, 2 if kind == "distribution" else 3)
 
 
-def extrapolate(results: dict[str, dict[str, dict[str, Any]]], n_train: int) -> None:
+def extrapolate(results: dict[str, dict[str, dict[str, Any]]], n_train: int,
+                rounds: dict[str, int]) -> None:
     work = grid_work()
     known = {t for t, _, _ in work} & set(README_ROWS)
     est = sum(task_rows(t) for t in known)
@@ -336,19 +346,22 @@ def extrapolate(results: dict[str, dict[str, dict[str, Any]]], n_train: int) -> 
                 r = results.get("numeric", {}).get(path)
             rate = (r["seconds"] / (synthetic_work(kind, n_train) * r["rounds"])
                     if r else float("nan"))
-            seconds = sum(rate * w * r["rounds"] for _, k, w in work if k == kind) if r else 0.0
+            n = rounds.get(kind, r["rounds"] if r else 0)
+            seconds = sum(rate * w * n for _, k, w in work if k == kind) if r else 0.0
             total += seconds
             if kind in results:
                 cells.append(f"{seconds / 60:>12.1f} m")
         print(f"{path:<9}" + "".join(cells) + f"{total / 3600:>12.2f} h")
     print("(each task: its training rows x features x trees per round at its family's measured "
-          "seconds per row-feature-tree-round, for the family's measured number of rounds)")
+          "seconds per row-feature-tree-round, for "
+          + (f"rounds {rounds}" if rounds else "the family's measured number of rounds") + ")")
 
 
 def print_table(results: dict[str, dict[str, dict[str, Any]]], n_train: int, n_val: int) -> None:
     print(f"\n{n_train:,} training / {n_val:,} validation rows per task; seconds = feature "
           "preparation + fit + predict (the xgboost fit alone in brackets)")
     head = (f"{'task':<13}{'rounds':>7}{'xgboost s':>18}{'hhx s':>18}{'ratio':>7}"
+            f"{'xgb cpu':>8}{'hhx cpu':>8}{'ratio':>7}"
             f"{'xgb MB':>8}{'hhx MB':>8}{'ratio':>7}{'threads':>8}{'same':>6}")
     print(head)
     for kind, pair in results.items():
@@ -358,11 +371,14 @@ def print_table(results: dict[str, dict[str, dict[str, Any]]], n_train: int, n_v
               f"{ref['seconds']:>9.1f} ({ref['xgb_fit_s']:>6.1f})"
               f"{own['seconds']:>9.1f} ({own['xgb_fit_s']:>6.1f})"
               f"{own['seconds'] / ref['seconds']:>7.3f}"
+              f"{ref['cpu_s']:>8.1f}{own['cpu_s']:>8.1f}{own['cpu_s'] / ref['cpu_s']:>7.3f}"
               f"{ref['peak_mb']:>8.0f}{own['peak_mb']:>8.0f}"
               f"{own['peak_mb'] / max(ref['peak_mb'], 1e-9):>7.2f}"
               f"{','.join(map(str, own['threads'])):>8}"
               f"{'yes' if ref['digest'] == own['digest'] else 'NO':>6}")
-    print("(MB: peak resident memory above the generated table, which both hold: "
+    print("(cpu: CPU seconds of all the process's threads, the work done whatever the load; "
+          "threads: the counts hhx's fit used, ThreadShare giving up cores other processes keep "
+          "busy; MB: peak resident memory above the generated table, which both hold: "
           f"~{max(p['hhx']['data_mb'] for p in results.values()):.0f} MB)")
 
 
@@ -378,12 +394,20 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--threads", type=int, default=usable_cores())
     ap.add_argument("--no-grid", action="store_true", help="skip the 32-task extrapolation")
+    ap.add_argument("--grid-rounds", default=None, metavar="KIND=N,...",
+                    help="rounds per family for the extrapolation (default: the measured ones; "
+                         "give early stopping's rounds when --rounds caps the fits)")
     # a phase's own arguments (benchmarks/_runner.py)
     ap.add_argument("--phase", choices=["hhx", "xgboost"])
     ap.add_argument("--kind", choices=KINDS)
     ap.add_argument("--validation", type=int)
     opts = ap.parse_args(argv)
-    bad = sorted(set(opts.kinds.split(",")) - set(KINDS))
+    try:
+        pairs = [item.split("=") for item in (opts.grid_rounds or "").split(",") if item]
+        opts.grid_rounds = {k: int(n) for k, n in pairs}
+    except ValueError:
+        ap.error("--grid-rounds: write it as categorical=489,numeric=778,distribution=1114")
+    bad = sorted((set(opts.kinds.split(",")) | set(opts.grid_rounds)) - set(KINDS))
     if bad:
         ap.error(f"--kinds: unknown {', '.join(bad)}; choose from {', '.join(KINDS)}")
     return opts
@@ -417,7 +441,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
                   f"{r['peak_mb']:.0f} MB ({time.perf_counter() - t0:.0f} s so far)", flush=True)
     print_table(results, n_train, n_val)
     if not opts.no_grid:
-        extrapolate(results, n_train)
+        extrapolate(results, n_train, opts.grid_rounds)
     print(f"(load average now {os.getloadavg()[0]:.1f})")
     return results
 
