@@ -53,10 +53,12 @@ stopping ended the same tasks at 40,000 rows):
 
 On a loaded machine the wall ratio is mostly noise (the xgboost fit alone, the same work on
 both sides, differs by -19 % to +8 %); CPU seconds measure the work: hhx's -4 %, 0 % and +13 %.
-About 6 s per task at 400,000 rows is hhx's fixed feature preparation (split prefixes, category
-cleaning, the key merge before predict), a share that shrinks with the official 500-1,400
-rounds; the rest of the distribution task's 12 s lies inside the fit (ThreadShare's thread
-switches or the load: not resolved). Peak memory: +4-6 % (hhx's copies of the split frames).
+A rerun of the distribution task alone (same load): xgboost 490.4 s (468.5), hhx 366.1 s
+(347.8), wall 0.746, CPU 97.4 vs 90.8 s = 0.932, 368 vs 388 MB, same predictions: the +13 %
+above was the load, not hhx. hhx's own fixed cost is its feature preparation, about 6 s wall per
+task at 400,000 rows (split prefixes, category cleaning, the key merge before predict; the prompt
+month's per-row Python call, 3.5-4.8 s more, is gone), a share that shrinks with the official
+500-1,400 rounds. Peak memory: +4-6 % (hhx's copies of the split frames).
 The 40,000-row run (official rounds, early stopping): wall ratio 0.996 / 0.932 / 1.152.
 """
 
