@@ -29,6 +29,7 @@ from hhx.predictors.xgboost import (
     XGBoostPredictor,
     macro_f1_cost,
     project_to_simplex,
+    prompt_month_names,
 )
 from hhx.scoring import score_task
 from hhx.tasks.build import build_task
@@ -52,6 +53,17 @@ def test_simplex_projection_properties():
     p = project_to_simplex(x)
     assert np.allclose(p.sum(axis=1), 1.0, atol=1e-10) and (p >= 0).all()
     assert np.allclose(project_to_simplex(p), p)  # idempotent
+
+
+def test_prompt_month_names_from_time_or_the_fixed_month():
+    from hhx.config import PromptMonthConfig
+
+    task = TaskConfig(name="t", prompt_month=PromptMonthConfig(fixed_month=None))
+    times = pd.Series(["2020-01-15", "2019-12-01", "2021-07-31"], index=[5, 6, 7])
+    names = prompt_month_names(task, times)
+    assert list(names) == ["January", "December", "July"] and list(names.index) == [5, 6, 7]
+    task.prompt_month = PromptMonthConfig(fixed_month=3)
+    assert list(prompt_month_names(task, times)) == ["March"] * 3
 
 
 def test_encoder_missing_and_unseen_tokens():

@@ -81,7 +81,8 @@ def prompt_month_names(task: TaskConfig, times: pd.Series) -> pd.Series:
     if fixed:
         return pd.Series(calendar.month_name[int(fixed)], index=times.index)
     months = pd.to_datetime(times, format="%Y-%m-%d").dt.month
-    return months.map(lambda m: calendar.month_name[int(m)])
+    # a lookup, not a Python call per row: 3.5-4.8 s -> 0.3 s on 400,000 rows (bench_xgboost.py)
+    return months.map(dict(enumerate(calendar.month_name)))
 
 
 def clean_categorical(values: pd.Series) -> pd.Series:
