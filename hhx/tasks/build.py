@@ -278,10 +278,9 @@ def _steps_frame(steps: Any, task: TaskConfig) -> pd.DataFrame | None:
 def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> BenchTask:
     """Build `ctx.task` with its builder and publish it under `root` in the release layout.
 
-    Exported rows are published in the builder's OUTPUT_ORDER (else the canonical order; table
-    = prompts = sidecar order); the
-    construction steps the builder leaves in `table.attrs["construction_steps"]` go to
-    `<root>/build_reports/<task>_steps.csv`; numeric columns the official frame holds as floats
+    Exported rows are published in the builder's OUTPUT_ORDER, else in the canonical order
+    (table = prompts = sidecar order); the construction steps the builder leaves in
+    `table.attrs["construction_steps"]` go to `<root>/build_reports/<task>_steps.csv`; numeric columns the official frame holds as floats
     although integral may be listed in `table.attrs["float_columns"]`. The task's eval-sample
     cells are (re)written under `<root>_evalsample` (the official eval-sample layout). Returns
     the task loaded back from disk.
