@@ -280,10 +280,10 @@ def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> Bench
 
     Exported rows are published in the builder's OUTPUT_ORDER, else in the canonical order
     (table = prompts = sidecar order); the construction steps the builder leaves in
-    `table.attrs["construction_steps"]` go to `<root>/build_reports/<task>_steps.csv`; numeric columns the official frame holds as floats
-    although integral may be listed in `table.attrs["float_columns"]`. The task's eval-sample
-    cells are (re)written under `<root>_evalsample` (the official eval-sample layout). Returns
-    the task loaded back from disk.
+    `table.attrs["construction_steps"]` go to `<root>/build_reports/<task>_steps.csv`; numeric
+    columns the official frame holds as floats although integral may be listed in
+    `table.attrs["float_columns"]`. The task's eval-sample cells are (re)written under
+    `<root>_evalsample` (the official eval-sample layout). Returns the task loaded back from disk.
     """
     task = as_task(ctx.task)
     bar = progress(total=len(BUILD_STEPS), desc=f"task {task.name} build", unit="step")
