@@ -273,7 +273,8 @@ def test_sspay_golden_prompt(task_1995):
 
 @pytest.mark.slow
 def test_release_follows_the_reference_order_and_answers(tmp_path, monkeypatch):
-    """build_task publishes in the builder's `_output_order` (source year, date, CU) and takes
+    """build_task publishes in the builder's OUTPUT_ORDER (`_output_order`: the official keys
+    source year, diary date, CU, week) and takes
     the answers from `reference_answer` (2-decimal floats, as the reference writes them)."""
     from hhx.tasks.build import build_task
 

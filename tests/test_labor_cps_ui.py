@@ -192,3 +192,20 @@ def test_whole_table_checks(tmp_path, drop, extra, message) -> None:
     folder, _ = folder_for(tmp_path, kept)
     with pytest.raises(DataError, match=message):
         ui.build_table(BuildContext(TASK, folder, MACRO))
+
+
+def test_release_is_published_time_first(built, tmp_path) -> None:
+    """The reference publishes by (baseline year, month, subject_id, MISH): time first. The
+    hashed ids of these rows sort otherwise (id first would not be time order)."""
+    from hhx.tasks.build import build_task
+
+    table, policy = built
+    keys = list(zip(table["time"], table["id"], strict=True))
+    assert sorted(keys) != sorted(keys, key=lambda k: (k[1], k[0]))  # the test can fail
+    folder = build_intermediate(tmp_path, rows())
+    policy.to_parquet(folder / "cps_ui_policy.parquet", index=False)
+    build_task(BuildContext(TASK, folder, MACRO, synthetic=True), tmp_path / "hb", synthetic=True)
+    published = pd.read_csv(tmp_path / "hb" / "tabular" / "labor_cps_ui.csv", dtype=str)
+    assert list(zip(published["time"], published["id"], strict=True)) == sorted(keys)
+    sidecar = pd.read_csv(tmp_path / "hb" / "splits" / "labor_cps_ui.csv", dtype=str)
+    assert sidecar["id"].tolist() == published["id"].tolist()

@@ -168,3 +168,22 @@ def test_census_move_universe_and_predictors(tmp_path):
                 & ~key["sex"].eq(9) & ~key["educ"].isin([0, 99]))
     assert len(table) == int(eligible.sum())
     assert table.attrs["construction_steps"][-1]["rows"] == len(table)
+
+
+def test_outlook_release_sorts_panel_ids_as_numbers(world, tmp_path):
+    """The reference publishes by (survey_date, panel_id, CASEID) with numeric ids: within a
+    month panel 40 comes before panel 103 (text order would put "103" first)."""
+    from hhx.tasks.build import build_task
+
+    ctx = _ctx(world, "macro_mich_outlook")
+    ctx.synthetic = True
+    build_task(ctx, tmp_path / "hb", synthetic=True)
+    table = pd.read_csv(tmp_path / "hb" / "tabular" / "macro_mich_outlook.csv", dtype=str)
+    keys = list(zip(table["time"], table["id"].astype(int), strict=True))
+    assert keys == sorted(keys)
+    # the test can fail: some month holds panel ids of different lengths
+    lengths = table.groupby("time")["id"].agg(lambda s: s.str.len().nunique())
+    assert (lengths > 1).any()
+    prompts = pd.read_json(tmp_path / "hb" / "prompts" / "macro_mich_outlook.jsonl", lines=True,
+                           dtype=False)
+    assert prompts["id"].astype(str).tolist() == table["id"].tolist()

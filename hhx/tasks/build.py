@@ -6,8 +6,9 @@ A task builder is a module named by `task.builder` with three functions:
     naive_baseline(row, task) -> list
 and optionally `reference_answer(row, task) -> list` (the gold answer where the official
 renderer rounds or types it itself; default: the target columns as `answer_values` reads them).
-An internal column `_output_order` (numbers) publishes the rows in that order instead of the
-canonical one (the official table order).
+A module constant `OUTPUT_ORDER` (e.g. `("time:text", "id:number")`, hhx.tasks.output_order)
+publishes the rows sorted by those keys, as the official script sorts its table; without it the
+rows go out in the canonical sampling order.
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
 32 builders cannot drift apart on the release contract.
 
@@ -47,6 +48,7 @@ from hhx.errors import ConfigError, DataError
 from hhx.io import write_csv_atomic
 from hhx.progress import progress
 from hhx.tasks.context import BuildContext
+from hhx.tasks.output_order import output_order
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import as_task, distribution_vectors
 
@@ -276,12 +278,12 @@ def _steps_frame(steps: Any, task: TaskConfig) -> pd.DataFrame | None:
 def build_task(ctx: BuildContext, root: str | Path, *, synthetic: bool) -> BenchTask:
     """Build `ctx.task` with its builder and publish it under `root` in the release layout.
 
-    Exported rows are published in canonical order (table = prompts = sidecar order); the
-    construction steps the builder leaves in `table.attrs["construction_steps"]` go to
-    `<root>/build_reports/<task>_steps.csv`; numeric columns the official frame holds as floats
-    although integral may be listed in `table.attrs["float_columns"]`. The task's eval-sample
-    cells are (re)written under `<root>_evalsample` (the official eval-sample layout). Returns
-    the task loaded back from disk.
+    Exported rows are published in the builder's OUTPUT_ORDER, else in the canonical order
+    (table = prompts = sidecar order); the construction steps the builder leaves in
+    `table.attrs["construction_steps"]` go to `<root>/build_reports/<task>_steps.csv`; numeric
+    columns the official frame holds as floats although integral may be listed in
+    `table.attrs["float_columns"]`. The task's eval-sample cells are (re)written under
+    `<root>_evalsample` (the official eval-sample layout). Returns the task loaded back from disk.
     """
     task = as_task(ctx.task)
     bar = progress(total=len(BUILD_STEPS), desc=f"task {task.name} build", unit="step")
@@ -321,9 +323,11 @@ def _build_task(ctx: BuildContext, task: TaskConfig, root: Path, synthetic: bool
     if typed is not None and typed not in key_cols:
         key_cols.append(typed)
     sidecar = sp.assign_splits(table[key_cols], task)
-    canon = sp.canonical_order(table[key_cols], task)
-    if "_output_order" in table.columns:  # the builder's official publication order
-        canon = np.argsort(table["_output_order"].to_numpy(), kind="stable")
+    declared = getattr(module, "OUTPUT_ORDER", None)
+    if declared is None:
+        canon = sp.canonical_order(table[key_cols], task)
+    else:  # the official script's publication order (hhx/tasks/output_order.csv)
+        canon = output_order(table, declared, task.name)
     rows = canon[sidecar["exported"].to_numpy()[canon]]
     full = table.iloc[rows].reset_index(drop=True)
     del table  # the eligible rows outnumber the exported ones (the cap): free them before rendering

@@ -32,6 +32,10 @@ from hhx.surveys.fred_qd import STATE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, article, month_note, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, house_census_move).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "house_census_move"
 INTERMEDIATE = "census_decennial"
 PANEL = "state_macro_panel"

@@ -29,6 +29,10 @@ from hhx.tasks.prompting import (
     response_instruction,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_cex_categories).
+OUTPUT_ORDER = ("id:text", "time:text")
+
 CATEGORIES = [
     ("cons_food", "food"),
     ("cons_alcohol", "alcoholic beverages"),

@@ -53,6 +53,10 @@ from hhx.tasks.cex import common as cx
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_cex_rebate01, cons_cex_stimulus08).
+OUTPUT_ORDER = ("id:text", "time:text")
+
 VALID_FLAGS = ("D", "E", "F", "G", "T", "U", "V", "W")
 REBATE = "rebate_amount_total"
 LAGGED = ["income_before_tax", *cx.EXPENDITURES, "cons_food", *cx.CUTOFF_COLUMNS, REBATE,

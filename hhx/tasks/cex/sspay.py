@@ -65,6 +65,10 @@ from hhx.tasks.prompting import (
     response_instruction,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_cex_sspay).
+OUTPUT_ORDER = ("_output_order:number",)
+
 INTERMEDIATE = "cex_diary_daily"
 YEARS = range(1986, 1997)
 EVENT_WINDOW = (-7, 7)

@@ -43,6 +43,10 @@ from hhx.tasks.cps.common import (
 from hhx.tasks.cps.dws import DW_PREDICTORS, check_labels, displaced_workers, job_loss_sentences
 from hhx.tasks.prompting import response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_cps_displace).
+OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
+
 NAME = "labor_cps_displace"
 QUESTION = "What is your current employment status?"
 

@@ -49,6 +49,10 @@ from hhx.tasks.cps.common import (
 from hhx.tasks.cps.dws import DW_PREDICTORS, displaced_workers, job_loss_sentences
 from hhx.tasks.prompting import format_dollars, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, income_cps_displace).
+OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
+
 NAME = "income_cps_displace"
 SYSTEM_PROMPT = (
     "You are an American person answering questions about your income, work, "

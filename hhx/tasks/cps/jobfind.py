@@ -46,6 +46,10 @@ from hhx.tasks.cps.common import (
 )
 from hhx.tasks.prompting import month_note, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_cps_jobfind).
+OUTPUT_ORDER = ("_outcome_month:text", "id:text", "_mish:number")
+
 NAME = "labor_cps_jobfind"
 PREDICTOR_COLUMNS = ["DURUNEMP", *COMMON_LABELS, "classwkr", "wkstat", "wnftlook"]
 QUESTION = "Next month, what will be your work status? " + LF_QUESTION_DEFINITIONS

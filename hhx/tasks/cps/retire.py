@@ -82,6 +82,10 @@ from hhx.tasks.prompting import (
     response_instruction,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_cps_retire).
+OUTPUT_ORDER = ("_outcome_month:text", "id:text", "_mish:number")
+
 NAME = "labor_cps_retire"
 LABELS_PATH = Path(__file__).with_name("cps_retirement_labels.csv")
 NOT_OBSERVED = "not observed"

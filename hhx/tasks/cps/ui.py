@@ -79,6 +79,10 @@ from hhx.tasks.cps.common import (
 )
 from hhx.tasks.prompting import month_note, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_cps_ui).
+OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
+
 NAME = "labor_cps_ui"
 POLICY = "cps_ui_policy"
 FIRST, LAST = 2008 * 12 + 1, 2014 * 12 + 8  # baseline window, year*12 + month

@@ -48,6 +48,10 @@ from hhx.tasks.mich.common import (
 )
 from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, income_mich_finance).
+OUTPUT_ORDER = ("time:text", "_CASEID:number")
+
 TASK = "income_mich_finance"
 TARGET = "expected_percent_change"
 LABELLED = ["SEX", "REGION", "MARRY", "EDUC", "PAGO", "BAGO"]

@@ -54,6 +54,10 @@ from hhx.tasks.mich.common import (
 )
 from hhx.tasks.prompting import join_list, render_macro_paragraph, response_instruction
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, macro_mich_outlook).
+OUTPUT_ORDER = ("time:text", "id:number", "_sample_id:number")
+
 TASK = "macro_mich_outlook"
 REQUIRED_VIEWS = ["PAGO", "BAGO", "GOVT", "DUR"]
 OPTIONAL_VIEWS = ["HOM", "CAR", "SHOM"]

@@ -48,6 +48,10 @@ from hhx.tasks.psid.events import (
     records,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_psid_jobloss).
+OUTPUT_ORDER = ("time:text", "_row_id:text")
+
 TASK = "cons_psid_jobloss"
 SEED = 42018
 JSON_SEPARATORS = (",", ":")  # the reference writes this task's records compactly

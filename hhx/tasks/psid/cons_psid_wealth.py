@@ -57,6 +57,10 @@ from hhx.tasks.psid.common import (
     years_ago,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_psid_wealth).
+OUTPUT_ORDER = ("time:text", "id:number")
+
 TASK = "cons_psid_wealth"
 SYSTEM_PROMPT = ("You are the head of an American household making decisions about income, "
                  "saving, housing, and household wealth.")

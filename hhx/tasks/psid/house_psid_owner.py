@@ -64,6 +64,10 @@ from hhx.tasks.psid.common import (
     years_ago,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, house_psid_owner).
+OUTPUT_ORDER = ("time:text", "id:number")
+
 TASK = "house_psid_owner"
 LABELLED = ["demo_sex", "race_eth_maj_col", "geo_region", "geo_metro", "home_stat",
             "fam_partnered", "fam_married"]

@@ -56,6 +56,10 @@ from hhx.tasks.psid.common import (
     whole,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, income_psid_earnings).
+OUTPUT_ORDER = ("time:text", "id:number")
+
 TASK = "income_psid_earnings"
 SYSTEM_PROMPT = ("You are an American individual or family making education, work, housing, "
                  "and long-run financial decisions.")

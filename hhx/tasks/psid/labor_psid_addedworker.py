@@ -53,6 +53,10 @@ from hhx.tasks.psid.events import (
     records,
 )
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_psid_addedworker).
+OUTPUT_ORDER = ("time:text", "_row_id:text")
+
 TASK = "labor_psid_addedworker"
 JSON_SEPARATORS = (",", ":")  # the reference writes this task's records compactly
 SYSTEM_PROMPT = ("You are an American adult making decisions about work, income, and household "

@@ -32,6 +32,10 @@ from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_sce_growth).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "cons_sce_growth"
 SOURCE = "sce_household_spending"
 TARGET = "signed_spending_growth_percent"

@@ -36,6 +36,10 @@ from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, cons_sce_shock).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "cons_sce_shock"
 SOURCE = "sce_household_spending"
 GAIN = ["gain_save_or_invest_share", "gain_spend_or_donate_share", "gain_pay_down_debt_share"]

@@ -69,6 +69,10 @@ from hhx.tasks.prompting import (
 )
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, house_sce_financing).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "house_sce_financing"
 SURVEY_YEAR, SURVEY_MONTH = 2014, 2
 SURVEY_DATE = "2014-02-01"

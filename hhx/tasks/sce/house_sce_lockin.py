@@ -48,6 +48,10 @@ from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, house_sce_lockin).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "house_sce_lockin"
 SOURCE = "sce_housing"
 CANONICAL = {

@@ -27,6 +27,10 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, house_sce_move).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "house_sce_move"
 READ = [*c.CONTEXT, "Q1", "Q2", "Q3", "Q10_1", "Q10_2", "Q10_3", "Q10_4", "Q10_5", "Q11",
         "Q12new", "Q15", "Q16", "Q19", "Q41", "Q42", "Q43", "Q44", "D3", "Q45b",

@@ -26,6 +26,10 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, income_sce_growth).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "income_sce_growth"
 TARGET = "Q25v2part2"
 READ = [*c.CONTEXT, "Q1", "Q2", "Q10_1", "Q10_2", "Q10_3", "Q10_4", "Q10_5", "Q11", "Q12new",

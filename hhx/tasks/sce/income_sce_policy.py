@@ -33,6 +33,10 @@ from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, income_sce_policy).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "income_sce_policy"
 SOURCE = "sce_public_policy"
 # (suffix, the policy as the scenario sentence names it, plural noun)

@@ -36,6 +36,10 @@ from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_sce_offer).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "labor_sce_offer"
 SOURCE = "sce_labor_market"
 TARGET = "first_offer_decision"

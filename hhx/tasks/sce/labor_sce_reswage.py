@@ -43,6 +43,10 @@ from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_sce_reswage).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "labor_sce_reswage"
 SOURCE = "sce_job_search"
 BRANCHES = {  # branch -> (hourly, weekly, annual, hours, public pay column)

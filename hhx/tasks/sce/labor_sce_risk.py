@@ -26,6 +26,10 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_sce_risk).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "labor_sce_risk"
 TARGETS = ["Q13new__clean", "Q14new__clean", "Q22new__clean"]
 LAGS = ["lag1_job_loss_probability", "lag1_voluntary_leave_probability",

@@ -25,6 +25,10 @@ from hhx.tasks.prompting import month_note, render_macro_paragraph, response_ins
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce.labor_sce_risk import probability_table
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, labor_sce_search).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "labor_sce_search"
 TARGETS = ["Q17new__clean", "Q18new__clean"]
 LAGS = ["lag1_find_12m_probability", "lag1_find_3m_probability"]

@@ -39,6 +39,10 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, macro_sce_revision).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "macro_sce_revision"
 CPI = "cpi_major_groups"
 TARGETS = ["expected_inflation_next_12m_m12", "expected_inflation_2y3y_m12"]

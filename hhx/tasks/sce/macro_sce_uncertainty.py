@@ -33,6 +33,10 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
+# Publication order of the rows: the official script's sort keys (facts and source:
+# hhx/tasks/output_order.csv, macro_sce_uncertainty).
+OUTPUT_ORDER = ("time:text", "id:text")
+
 TASK = "macro_sce_uncertainty"
 Q9 = [f"Q9_bin{i}__clean" for i in range(1, 11)]
 Q9C = [f"Q9c_bin{i}__clean" for i in range(1, 11)]
