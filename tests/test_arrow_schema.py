@@ -99,33 +99,45 @@ def _as_official(numpy_type: str) -> str:
     return numpy_type
 
 
-@pytest.fixture(scope="module")
-def demo_intermediates(tmp_path_factory) -> Path:
-    """Every source built from a small demo."""
-    from tests.test_sources import cfg_for
-    from hhx.stages.data import ensure_demo_raw, ensure_surveys, run_surveys
-    from hhx.surveys.registry import survey_names
+# The ten sources the issue measured against the official files (the macro series and the two
+# state-level policy tables), fast on the demo; the survey microdata in the heavy tier.
+MACRO = ["cpi", "fred_qd", "fhfa_hpi", "bls_laus", "bea_sainc", "state_macro_panel",
+         "cps_ui_policy", "sce_financing"]
+MACRO_OUTPUTS = {"cpi_major_groups", "householdbench_macro_context", "fhfa_hpi_state_annual",
+                 "fhfa_hpi_us_annual", "bls_laus_state_annual", "bea_sainc_state_annual",
+                 "bea_sainc_us_annual", "state_macro_panel", "cps_ui_policy",
+                 "house_sce_financing"}
+SURVEY_OUTPUTS = {"cps_basic", "cex_interview", "cex_rebate_2001", "cex_diary_daily",
+                  "psid_main", "sce_core", "sce_housing", "mich", "census_decennial",
+                  "release_dates_cps"}
+SMALL_DEMO = ("data.demo.surveys={cps: {n_households: 300}, psid: {n_families: 120}, "
+              "census: {n_households: 200}, cex_diary: {n_cu_per_quarter: 8}, "
+              "cex_interview: {n_cu_per_quarter: 12}, mich: {per_month: 15}, "
+              "sce: {new_per_month: 6, lockin_entrants: 40}}")
 
-    root = tmp_path_factory.mktemp("arrow_demo")
-    cfg = cfg_for(root, "data.demo.surveys={cps: {n_households: 300}, psid: {n_families: 120}, "
-                        "census: {n_households: 200}, cex_diary: {n_cu_per_quarter: 8}, "
-                        "cex_interview: {n_cu_per_quarter: 12}, mich: {per_month: 15}, "
-                        "sce: {new_per_month: 6, lockin_entrants: 40}}")
-    surveys = run_surveys(cfg, list(survey_names()))
+
+def build_demo(root: Path, names: list[str]) -> Path:
+    """`names` (and what they read) built from a small demo under `root`; the intermediates."""
+    from hhx.stages.data import ensure_demo_raw, ensure_surveys, run_surveys
+    from tests.test_sources import cfg_for
+
+    cfg = cfg_for(root, SMALL_DEMO)
+    surveys = run_surveys(cfg, names)
     ensure_demo_raw(cfg, surveys)
     ensure_surveys(cfg, surveys)
     return root / "inter"
 
 
-@pytest.mark.slow
-def test_every_demo_intermediate_has_the_official_arrow_schema(demo_intermediates):
-    files = sorted(demo_intermediates.glob("*.parquet"))
-    names = {p.stem for p in files}
-    assert {"cpi_major_groups", "householdbench_macro_context", "fhfa_hpi_state_annual",
-            "fhfa_hpi_us_annual", "bls_laus_state_annual", "bea_sainc_state_annual",
-            "bea_sainc_us_annual", "state_macro_panel", "cps_ui_policy", "house_sce_financing",
-            "cps_basic", "cex_interview", "cex_diary_daily", "psid_main", "sce_core", "mich",
-            "census_decennial"} <= names, sorted(names)
+@pytest.fixture(scope="module")
+def macro_intermediates(tmp_path_factory) -> Path:
+    return build_demo(tmp_path_factory.mktemp("arrow_macro"), MACRO)
+
+
+def check_official_schemas(folder: Path, expected: set[str]) -> None:
+    """Every parquet file in `folder`: official Arrow types, and pandas metadata that is pandas'
+    own record of the frame it holds, spelt as the official pandas 2.2.3 writes it."""
+    files = sorted(folder.glob("*.parquet"))
+    assert expected <= {p.stem for p in files}, sorted(p.stem for p in files)
     for path in files:
         schema = pq.read_schema(path)
         assert nonofficial_fields(schema) == [], path.name
@@ -144,18 +156,30 @@ def test_every_demo_intermediate_has_the_official_arrow_schema(demo_intermediate
                 assert col["pandas_type"] == "unicode", where
             if col["pandas_type"] == "empty":  # all missing: an object column of None
                 continue
-            # pandas' own record of the frame read back (an Int64 column stays Int64), spelt as
-            # the official pandas 2.2.3 spells it
+            # pandas' own record of the frame read back (an Int64 column stays Int64)
             assert col["numpy_type"] == _as_official(own["numpy_type"]), where
             assert col["metadata"] == own["metadata"], where
 
 
 @pytest.mark.slow
-def test_bea_statefip_carries_the_official_int64_metadata(demo_intermediates):
-    schema = pq.read_schema(demo_intermediates / "bea_sainc_state_annual.parquet")
+def test_every_macro_intermediate_has_the_official_arrow_schema(macro_intermediates):
+    check_official_schemas(macro_intermediates, MACRO_OUTPUTS)
+
+
+@pytest.mark.heavy
+def test_every_demo_intermediate_has_the_official_arrow_schema(tmp_path):
+    from hhx.surveys.registry import survey_names
+
+    folder = build_demo(tmp_path, list(survey_names()))
+    check_official_schemas(folder, MACRO_OUTPUTS | SURVEY_OUTPUTS)
+
+
+@pytest.mark.slow
+def test_bea_statefip_carries_the_official_int64_metadata(macro_intermediates):
+    schema = pq.read_schema(macro_intermediates / "bea_sainc_state_annual.parquet")
     cols = {c["name"]: c for c in json.loads(schema.metadata[b"pandas"])["columns"]}
     assert (cols["statefip"]["pandas_type"], cols["statefip"]["numpy_type"]) == ("int64", "Int64")
     assert cols["state_name"]["numpy_type"] == "object"
     assert schema.field("state_name").type == pa.string()
-    macro = pq.read_schema(demo_intermediates / "householdbench_macro_context.parquet")
+    macro = pq.read_schema(macro_intermediates / "householdbench_macro_context.parquet")
     assert macro.field("macro_reference_date").type == pa.timestamp("ns")
