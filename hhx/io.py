@@ -124,8 +124,15 @@ def write_csv_atomic(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:
 
 
 def write_parquet_atomic(path: str | os.PathLike[str], df: pd.DataFrame) -> Path:
+    """Write `df` as the official pipeline's `to_parquet(index=False)` does, Arrow schema
+    included (hhx.arrow_schema: text as string, timestamps in ns, its pandas metadata)."""
+    import pyarrow.parquet as pq
+
+    from hhx.arrow_schema import official_table
+
+    table = official_table(df, str(path))
     with atomic_path(path) as tmp:
-        df.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp, compression="snappy")
     return Path(path)
 
 
@@ -134,10 +141,13 @@ def write_parquet_chunks(
     compression: str = "snappy",
 ) -> int:
     """Write frames one row group each into `path` (a temporary path of `atomic_path`), the
-    first frame fixing the schema; returns the rows written (0: no file). Memory stays at one
-    frame. A frame whose columns do not cast to that schema is an error naming its rows."""
+    first frame fixing the schema (the official one, as `write_parquet_atomic`); returns the
+    rows written (0: no file). Memory stays at one frame. A frame whose columns do not cast to
+    that schema is an error naming its rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from hhx.arrow_schema import conform, official_schema
 
     writer: pq.ParquetWriter | None = None
     rows = 0
@@ -145,7 +155,9 @@ def write_parquet_chunks(
         for frame in frames:
             table = pa.Table.from_pandas(frame, preserve_index=False)
             if writer is None:
-                writer = pq.ParquetWriter(path, table.schema, compression=compression)
+                schema = official_schema(table.schema)
+                table = conform(table, schema, f"{source} (rows 1-{len(frame)})")
+                writer = pq.ParquetWriter(path, schema, compression=compression)
             else:
                 try:
                     table = table.cast(writer.schema)

@@ -15,6 +15,8 @@ growth is the change from the previous row of the same area after carrying a mis
 value forward (pandas 2.2's default `pct_change`), so a missing value has growth 0 and the next
 one is measured from the last value present; state_name is BEA's GeoName without its footnote
 asterisk. Rows of other areas (regions, anything not a state or the U.S.) are not read.
+Types as the reference writes them: statefip nullable `Int64`, year int64, the rest float64 and
+text (hhx.arrow_schema makes the Arrow schema the official one).
 """
 
 from __future__ import annotations
@@ -121,7 +123,9 @@ def sainc_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         wide.insert(0, "statefip", fips)
         frames.append(wide)
     state = pd.concat(frames, ignore_index=True)[STATE_COLUMNS]
-    state = state.astype({"statefip": "int64", "year": "int64"})
+    # The reference holds statefip as pandas' nullable Int64 (GeoFIPS // 1000 cast to "Int64"),
+    # so its parquet file carries that dtype in the pandas metadata; year is plain int64.
+    state = state.astype({"statefip": "Int64", "year": "int64"})
     us = _wide(long, "00000", p).rename(
         columns={"pcpi_nominal": "us_pcpi_nominal", "pcpi_growth_1y": "us_pcpi_growth_1y"}
     )

@@ -32,10 +32,11 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()
 
 
-# What a builder's output can depend on: the survey readers' code and their shared helpers. Modules
-# outside (hhx.config, hhx.errors, progress bars) do not change what a reader writes, and counting
-# them would rebuild every source (hours on real extracts) for a new setting or message.
-CODE_SCOPE = ("hhx.surveys", "hhx.io")
+# What a builder's output can depend on: the survey readers' code and their shared helpers (the
+# parquet writer and its Arrow schema included). Modules outside (hhx.config, hhx.errors, progress
+# bars) do not change what a reader writes, and counting them would rebuild every source (hours
+# on real extracts) for a new setting or message.
+CODE_SCOPE = ("hhx.surveys", "hhx.io", "hhx.arrow_schema")
 # Data tables shipped beside a module (codes, labels, layouts) that its source names literally.
 DATA_SUFFIXES = (".csv", ".json", ".yaml")
 HHX_DIR = Path(__file__).resolve().parents[1]  # the hhx package's folder
