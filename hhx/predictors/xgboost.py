@@ -1,8 +1,34 @@
 """The reference XGBoost baseline (spec 00_common.md section 10), task by task.
 
 One model per output (numeric target, categorical target, or distribution group), fitted on the
-train prefix and early-stopped on the validation prefix (split_position order, capped at 400k/50k),
-with the reference hyperparameters, the published seeds and native categorical splits.
+train prefix and early-stopped on the validation prefix (split_position <= 400k / 50k), with the
+reference hyperparameters, the published seeds and native categorical splits.
+
+Prediction for prediction as the official build (scripts/3_xgboost/build.py with
+scripts/utils/xgboost_baseline.py, read for this):
+- Fitting rows in TABLE order. The official build sorts the task table by its row order, selects
+  the train and validation prefixes by split_position (`split_prefix`), then keeps the table rows
+  whose (id, time) key is in a prefix: the rows reach XGBoost in publication order, not in
+  split_position order. With row subsampling (0.65 / 0.70) each tree's rows follow that order, so
+  another order gives other trees (`BenchTask.split_frame(order="table")`). Both the train and the
+  early-stopping validation rows are taken so (the order of the validation rows changes no metric
+  value but is kept the same anyway).
+- Features: the task's prompt_predictors in order, then `prompt_month` (English month name of
+  `time`, or the fixed month); numeric ones `to_numeric` -> float64 (NaN stays missing);
+  categorical ones stripped text, blank/NA -> the missing token, categories = the sorted distinct
+  train values + missing + unseen tokens, values not seen in train -> the unseen token.
+- Early-stopping metrics: `mae` (numeric); 1 - macro-F1 over every class of the domain, a class
+  with a zero F1 denominator scoring 0, summed in class order and divided by the class count
+  (categorical; class = p > 0.5 for two classes, else argmax); mean total variation after the
+  simplex projection (distribution).
+- Simplex projection: sort descending, c = cumsum - 1, rho = the NUMBER of coordinates with
+  u_j - c_j / j > 0, theta = c_rho / rho (the official count; equal to "the last such j" except
+  in float ties).
+- Outputs: the class label of `predict` (p > 0.5 / argmax); numeric predictions as Python floats
+  of the float32 output; `cons_psid_wealth` rounded half to even to an int; distribution groups
+  projected. Predictions are row-wise, so the order of the predicted rows changes nothing.
+The thread count never changes a result (tests/test_cores.py); the callbacks hhx adds (progress,
+thread re-sizing) change no parameter.
 
 OpenMP's idle threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, unless the environment already
 sets it): by default they spin at every barrier for a while, burning the cores another process
@@ -148,8 +174,8 @@ def project_to_simplex(x: np.ndarray) -> np.ndarray:
     css = np.cumsum(u, axis=1) - 1.0
     j = np.arange(1, x.shape[1] + 1)
     cond = u - css / j > 0
-    rho = x.shape[1] - np.argmax(cond[:, ::-1], axis=1)  # last j where cond holds
-    theta = css[np.arange(len(x)), rho - 1] / rho
+    rho = cond.sum(axis=1)  # the official rule counts them (module docstring)
+    theta = css[np.arange(len(x)), rho - 1] / rho.astype(float)
     return np.maximum(x - theta[:, None], 0.0)
 
 
@@ -165,12 +191,13 @@ def macro_f1_cost(n_classes: int):
             labels = pred.reshape(len(y_true), n_classes).argmax(axis=1)
         f1 = []
         for k in range(n_classes):
-            tp = np.sum((labels == k) & (y_true == k))
-            fp = np.sum((labels == k) & (y_true != k))
-            fn = np.sum((labels != k) & (y_true == k))
+            tp = int(np.count_nonzero((labels == k) & (y_true == k)))
+            fp = int(np.count_nonzero((labels == k) & (y_true != k)))
+            fn = int(np.count_nonzero((labels != k) & (y_true == k)))
             denom = 2 * tp + fp + fn
-            f1.append(2 * tp / denom if denom else 0.0)
-        return float(1.0 - np.mean(f1))
+            f1.append(0.0 if denom == 0 else 2 * tp / denom)
+        # a plain sum in class order, as the official metric (np.mean may round otherwise)
+        return float(1.0 - sum(f1) / len(f1))
 
     metric.__name__ = "macro_f1_cost"
     return metric
@@ -359,9 +386,11 @@ class XGBoostPredictor:
     def fit(self, task: BenchTask) -> XGBoostPredictor:
         spec = task.spec
         self.task = spec
-        train = with_prompt_month(spec, task.split_frame("train", int(self.settings.train_cap)))
-        val = with_prompt_month(spec, task.split_frame("validation",
-                                                       int(self.settings.validation_cap)))
+        # table order, as the official build (module docstring)
+        train = with_prompt_month(spec, task.split_frame(
+            "train", int(self.settings.train_cap), order="table"))
+        val = with_prompt_month(spec, task.split_frame(
+            "validation", int(self.settings.validation_cap), order="table"))
         if train.empty or val.empty:
             raise DataError(f"task {spec.name}: XGBoost needs train and validation rows "
                             f"(got {len(train)} and {len(val)})")
