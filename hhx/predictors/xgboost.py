@@ -43,6 +43,7 @@ imported (it reaches OpenMP libraries loaded later, and child processes, as well
 from __future__ import annotations
 
 import calendar
+import hashlib
 import logging
 import os
 import time
@@ -57,6 +58,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before libgomp loads (mod
 import xgboost as xgb  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from hhx.bench import baselines as bl
+from hhx.bench.layout import release_paths
 from hhx.config import TaskConfig, XGBoostConfig
 from hhx.cores import CoreMeter, job_cores, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
@@ -74,6 +77,7 @@ from hhx.progress import progress
 from hhx.tasks.registry import distribution_vectors
 
 if TYPE_CHECKING:
+    from hhx.bench.baselines import Publication
     from hhx.bench.layout import BenchTask
     from hhx.config import HhxConfig
 
@@ -314,6 +318,19 @@ def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np
 # the predictor
 
 
+def fit_digest(train: pd.DataFrame, val: pd.DataFrame, x_train: pd.DataFrame,
+               x_val: pd.DataFrame, y_train: np.ndarray, y_val: np.ndarray) -> str:
+    """sha256 of the fitting rows in fitting order: keys, encoded features and targets."""
+    digest = hashlib.sha256()
+    parts = (train[["id", "time"]].astype(str), val[["id", "time"]].astype(str), x_train, x_val,
+             pd.DataFrame(np.asarray(y_train).reshape(len(y_train), -1)),
+             pd.DataFrame(np.asarray(y_val).reshape(len(y_val), -1)))
+    for part in parts:
+        hashed = pd.util.hash_pandas_object(part.reset_index(drop=True), index=False)
+        digest.update(hashed.to_numpy(dtype="uint64").tobytes())
+    return digest.hexdigest()
+
+
 def fit_threads(configured: int) -> int:
     """`model.xgboost.threads`, at most the usable cores and a user's OMP_NUM_THREADS (not the
     share joblib gives its workers: a fit re-sizes its threads as it goes, ThreadShare)."""
@@ -362,6 +379,8 @@ class XGBoostPredictor:
             cls = xgb.XGBClassifier
         if s.n_estimators is not None:
             params["n_estimators"] = int(s.n_estimators)
+        output.params = {k: getattr(v, "__name__", v) if k == "eval_metric" else v
+                         for k, v in params.items()}
         params["callbacks"] = [RoundProgress(f"XGBoost fit {output.name}",
                                              int(params["n_estimators"])),
                                ThreadShare(self.plan)]
@@ -428,6 +447,41 @@ class XGBoostPredictor:
             output.fit_seconds = time.perf_counter() - t0
             output.model = model
             output.best_iteration = getattr(model, "best_iteration", None)
+            best = getattr(model, "best_score", None)
+            output.best_score = None if best is None else float(best)
+            output.fit_digest = fit_digest(train, val, x_train, x_val, y_train, y_val)
+
+    def publication(self, task: BenchTask) -> Publication:
+        """Every table row's prediction and the fitted models, for the official baselines/
+        table and its diagnostics (hhx/bench/baselines.py)."""
+        if self.task is None or task.splits is None:
+            raise RuntimeError("fit() must be called before publication()")
+        spec = self.task
+        rows = self.predict(task, task.prompts)
+        frame = bl.baseline_frame(spec.name, task.splits, task.prompts,
+                                  [r.prediction for r in rows])
+        kinds = {"numeric": "regressor", "categorical": "classifier",
+                 "distribution": "distribution"}
+        models = [bl.ModelRecord(
+            output_name=o.name, response_family=o.kind, model_kind=kinds[o.kind],
+            model=o.model, parameters=o.params, best_iteration=o.best_iteration,
+            best_score=o.best_score, elapsed_seconds=o.fit_seconds, fit_data_sha256=o.fit_digest,
+            metadata={"features": self.encoder.features if self.encoder else [],
+                      "category_schemas": self.encoder.categories if self.encoder else {},
+                      "class_domain": o.classes or None, "seed": int(spec.xgb_seeds[o.name]),
+                      "xgboost_version": xgb.__version__})
+            for o in self.outputs]
+        paths = release_paths(task.root, spec.name)
+        return bl.Publication(
+            task_name=spec.name, family=self.outputs[0].kind if self.outputs else "numeric",
+            frame=frame, models=models, train_rows=self.counts.get("n_train", 0),
+            validation_rows=self.counts.get("n_validation", 0), table_path=paths["table"],
+            sidecar_path=paths["sidecar"], domains=[o.classes for o in self.outputs])
+
+    def publish(self, task: BenchTask, root: Path, out: Path) -> dict[str, Path]:
+        """Write the official baselines/ table of this task under `root` and its diagnostics
+        under `out` (hhx/bench/baselines.py)."""
+        return bl.publish(self.publication(task), root, out)
 
     def _feature_rows(self, task: BenchTask, examples: pd.DataFrame) -> pd.DataFrame:
         if task.table is None:
