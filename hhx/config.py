@@ -66,6 +66,7 @@ class DataSource(str, Enum):
 class Backend(str, Enum):
     no_change = "no_change"
     xgboost = "xgboost"
+    official_xgboost = "official_xgboost"  # the release's published XGBoost predictions
     litellm = "litellm"
     vllm = "vllm"
     llamacpp = "llamacpp"
@@ -209,6 +210,9 @@ class XGBoostConfig:
     # None = the reference settings (spec 10.4); an int overrides n_estimators for quick runs.
     n_estimators: int | None = None
     early_stopping_rounds: int = 300
+    # Write the official baselines/<task>.csv (every row's prediction), its manifest, READY.json
+    # and the diagnostics (hhx/bench/baselines.py) after the fit.
+    publish_baselines: bool = True
 
 
 @dataclass

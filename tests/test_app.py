@@ -173,6 +173,32 @@ def test_official_release_and_eval_sample_layouts_read_the_same_rows(demo, tmp_p
     assert "SYNTHETIC" in release.stdout and "SYNTHETIC" in sample.stdout
 
 
+def test_official_xgboost_scores_the_published_baselines_without_fitting(demo, tmp_path):
+    """model=xgboost published baselines/<task>.csv; data=official reads it as a download and
+    model=official_xgboost scores it: the same answers, so the same scores, and no fit."""
+    import shutil
+
+    workdir, proc = demo
+    root = workdir / "data" / "demo" / "householdbench"
+    published = pd.read_csv(root / "baselines" / f"{TASK}.csv", dtype=str)
+    assert len(published) == len(pd.read_csv(root / "tabular" / f"{TASK}.csv", dtype=str))
+    assert (root.parent / "householdbench_baselines_output" / "READY.json").is_file()
+    read = hhx(workdir, "data=official", f"data.root={root}", "model=official_xgboost",
+               "data.max_examples=200", "tracking=none")
+    assert "XGBoost fit" not in read.stderr
+    line = next(ln.split() for ln in read.stdout.splitlines() if ln.strip().startswith(
+        "official_xgboost "))
+    fitted = table_scores(proc.stdout)["xgboost"]
+    assert [float(v) for v in line[1:]] == list(fitted.values())
+    # a download without baselines/: one line naming the file and the fix
+    bare = tmp_path / "householdbench"
+    shutil.copytree(root, bare, ignore=shutil.ignore_patterns("baselines"))
+    missing = hhx(workdir, "data=official", f"data.root={bare}", "model=official_xgboost",
+                  "data.max_examples=200", "tracking=none", check=False)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert f"{bare}/baselines/{TASK}.csv: not found" in missing.stderr
+
+
 def test_xgboost_on_the_eval_sample_layout_explains_what_is_missing(demo, tmp_path):
     workdir, _ = demo
     sample_root = tmp_path / "evalsample"

@@ -333,13 +333,25 @@ class BenchTask:
         out["split_position"] = pd.array([pd.NA] * len(out), dtype="Int64")
         return out
 
-    def split_frame(self, split: str, cap: int | None) -> pd.DataFrame:
-        """Table rows of `split` with split_position <= cap, in split_position order, + `split`."""
+    def split_frame(self, split: str, cap: int | None, order: str = "position") -> pd.DataFrame:
+        """Table rows of `split` with split_position <= cap, + `split`.
+
+        `order="position"`: in split_position order (the SFT export's order). `order="table"`:
+        in table (publication) order, as the official XGBoost build takes its fitting rows (it
+        selects the prefix keys, then keeps the table's rows that carry them); with row
+        subsampling the fitted trees depend on that order (hhx/predictors/xgboost.py).
+        """
         if self.table is None or self.splits is None:
             raise DataError(f"task {self.spec.name}: {_NO_TRAINING}")
+        if order not in ("position", "table"):
+            raise ConfigError(f"split_frame order={order!r}; use 'position' or 'table'")
         chosen = sp.split_prefix(self.splits, split, cap)
-        chosen = chosen.sort_values("split_position", kind="mergesort")
-        out = self.table.iloc[self.splits.index.get_indexer(chosen.index)].reset_index(drop=True)
+        rows = self.splits.index.get_indexer(chosen.index)
+        if order == "table":
+            rows = np.sort(rows)  # the sidecar is aligned with the table row for row
+        else:
+            rows = rows[np.argsort(chosen["split_position"].to_numpy(), kind="mergesort")]
+        out = self.table.iloc[rows].reset_index(drop=True)
         out["split"] = split
         return out
 

@@ -57,6 +57,7 @@ class Predictor(Protocol):
 BACKENDS: dict[str, str] = {
     "no_change": "hhx.predictors.no_change:make",
     "xgboost": "hhx.predictors.xgboost:make",
+    "official_xgboost": "hhx.predictors.official_xgboost:make",
     "litellm": "hhx.predictors.llm.litellm_backend:make",
     "vllm": "hhx.predictors.llm.vllm_backend:make",
     "llamacpp": "hhx.predictors.llm.llamacpp_backend:make",

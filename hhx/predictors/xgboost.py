@@ -1,8 +1,34 @@
 """The reference XGBoost baseline (spec 00_common.md section 10), task by task.
 
 One model per output (numeric target, categorical target, or distribution group), fitted on the
-train prefix and early-stopped on the validation prefix (split_position order, capped at 400k/50k),
-with the reference hyperparameters, the published seeds and native categorical splits.
+train prefix and early-stopped on the validation prefix (split_position <= 400k / 50k), with the
+reference hyperparameters, the published seeds and native categorical splits.
+
+Prediction for prediction as the official build (scripts/3_xgboost/build.py with
+scripts/utils/xgboost_baseline.py, read for this):
+- Fitting rows in TABLE order. The official build sorts the task table by its row order, selects
+  the train and validation prefixes by split_position (`split_prefix`), then keeps the table rows
+  whose (id, time) key is in a prefix: the rows reach XGBoost in publication order, not in
+  split_position order. With row subsampling (0.65 / 0.70) each tree's rows follow that order, so
+  another order gives other trees (`BenchTask.split_frame(order="table")`). Both the train and the
+  early-stopping validation rows are taken so (the order of the validation rows changes no metric
+  value but is kept the same anyway).
+- Features: the task's prompt_predictors in order, then `prompt_month` (English month name of
+  `time`, or the fixed month); numeric ones `to_numeric` -> float64 (NaN stays missing);
+  categorical ones stripped text, blank/NA -> the missing token, categories = the sorted distinct
+  train values + missing + unseen tokens, values not seen in train -> the unseen token.
+- Early-stopping metrics: `mae` (numeric); 1 - macro-F1 over every class of the domain, a class
+  with a zero F1 denominator scoring 0, summed in class order and divided by the class count
+  (categorical; class = p > 0.5 for two classes, else argmax); mean total variation after the
+  simplex projection (distribution).
+- Simplex projection: sort descending, c = cumsum - 1, rho = the NUMBER of coordinates with
+  u_j - c_j / j > 0, theta = c_rho / rho (the official count; equal to "the last such j" except
+  in float ties).
+- Outputs: the class label of `predict` (p > 0.5 / argmax); numeric predictions as Python floats
+  of the float32 output; `cons_psid_wealth` rounded half to even to an int; distribution groups
+  projected. Predictions are row-wise, so the order of the predicted rows changes nothing.
+The thread count never changes a result (tests/test_cores.py); the callbacks hhx adds (progress,
+thread re-sizing) change no parameter.
 
 OpenMP's idle threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, unless the environment already
 sets it): by default they spin at every barrier for a while, burning the cores another process
@@ -17,6 +43,7 @@ imported (it reaches OpenMP libraries loaded later, and child processes, as well
 from __future__ import annotations
 
 import calendar
+import hashlib
 import logging
 import os
 import time
@@ -31,6 +58,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before libgomp loads (mod
 import xgboost as xgb  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from hhx.bench import baselines as bl
+from hhx.bench.layout import release_paths
 from hhx.config import TaskConfig, XGBoostConfig
 from hhx.cores import CoreMeter, job_cores, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
@@ -48,6 +77,7 @@ from hhx.progress import progress
 from hhx.tasks.registry import distribution_vectors
 
 if TYPE_CHECKING:
+    from hhx.bench.baselines import Publication
     from hhx.bench.layout import BenchTask
     from hhx.config import HhxConfig
 
@@ -149,8 +179,8 @@ def project_to_simplex(x: np.ndarray) -> np.ndarray:
     css = np.cumsum(u, axis=1) - 1.0
     j = np.arange(1, x.shape[1] + 1)
     cond = u - css / j > 0
-    rho = x.shape[1] - np.argmax(cond[:, ::-1], axis=1)  # last j where cond holds
-    theta = css[np.arange(len(x)), rho - 1] / rho
+    rho = cond.sum(axis=1)  # the official rule counts them (module docstring)
+    theta = css[np.arange(len(x)), rho - 1] / rho.astype(float)
     return np.maximum(x - theta[:, None], 0.0)
 
 
@@ -166,12 +196,13 @@ def macro_f1_cost(n_classes: int):
             labels = pred.reshape(len(y_true), n_classes).argmax(axis=1)
         f1 = []
         for k in range(n_classes):
-            tp = np.sum((labels == k) & (y_true == k))
-            fp = np.sum((labels == k) & (y_true != k))
-            fn = np.sum((labels != k) & (y_true == k))
+            tp = int(np.count_nonzero((labels == k) & (y_true == k)))
+            fp = int(np.count_nonzero((labels == k) & (y_true != k)))
+            fn = int(np.count_nonzero((labels != k) & (y_true == k)))
             denom = 2 * tp + fp + fn
-            f1.append(2 * tp / denom if denom else 0.0)
-        return float(1.0 - np.mean(f1))
+            f1.append(0.0 if denom == 0 else 2 * tp / denom)
+        # a plain sum in class order, as the official metric (np.mean may round otherwise)
+        return float(1.0 - sum(f1) / len(f1))
 
     metric.__name__ = "macro_f1_cost"
     return metric
@@ -288,6 +319,19 @@ def distribution_matrix(task: TaskConfig, group: int, frame: pd.DataFrame) -> np
 # the predictor
 
 
+def fit_digest(train: pd.DataFrame, val: pd.DataFrame, x_train: pd.DataFrame,
+               x_val: pd.DataFrame, y_train: np.ndarray, y_val: np.ndarray) -> str:
+    """sha256 of the fitting rows in fitting order: keys, encoded features and targets."""
+    digest = hashlib.sha256()
+    parts = (train[["id", "time"]].astype(str), val[["id", "time"]].astype(str), x_train, x_val,
+             pd.DataFrame(np.asarray(y_train).reshape(len(y_train), -1)),
+             pd.DataFrame(np.asarray(y_val).reshape(len(y_val), -1)))
+    for part in parts:
+        hashed = pd.util.hash_pandas_object(part.reset_index(drop=True), index=False)
+        digest.update(hashed.to_numpy(dtype="uint64").tobytes())
+    return digest.hexdigest()
+
+
 def fit_threads(configured: int) -> int:
     """`model.xgboost.threads`, at most the usable cores and a user's OMP_NUM_THREADS (not the
     share joblib gives its workers: a fit re-sizes its threads as it goes, ThreadShare)."""
@@ -336,6 +380,8 @@ class XGBoostPredictor:
             cls = xgb.XGBClassifier
         if s.n_estimators is not None:
             params["n_estimators"] = int(s.n_estimators)
+        output.params = {k: getattr(v, "__name__", v) if k == "eval_metric" else v
+                         for k, v in params.items()}
         params["callbacks"] = [RoundProgress(f"XGBoost fit {output.name}",
                                              int(params["n_estimators"])),
                                ThreadShare(self.plan)]
@@ -360,9 +406,11 @@ class XGBoostPredictor:
     def fit(self, task: BenchTask) -> XGBoostPredictor:
         spec = task.spec
         self.task = spec
-        train = with_prompt_month(spec, task.split_frame("train", int(self.settings.train_cap)))
-        val = with_prompt_month(spec, task.split_frame("validation",
-                                                       int(self.settings.validation_cap)))
+        # table order, as the official build (module docstring)
+        train = with_prompt_month(spec, task.split_frame(
+            "train", int(self.settings.train_cap), order="table"))
+        val = with_prompt_month(spec, task.split_frame(
+            "validation", int(self.settings.validation_cap), order="table"))
         if train.empty or val.empty:
             raise DataError(f"task {spec.name}: XGBoost needs train and validation rows "
                             f"(got {len(train)} and {len(val)})")
@@ -400,6 +448,41 @@ class XGBoostPredictor:
             output.fit_seconds = time.perf_counter() - t0
             output.model = model
             output.best_iteration = getattr(model, "best_iteration", None)
+            best = getattr(model, "best_score", None)
+            output.best_score = None if best is None else float(best)
+            output.fit_digest = fit_digest(train, val, x_train, x_val, y_train, y_val)
+
+    def publication(self, task: BenchTask) -> Publication:
+        """Every table row's prediction and the fitted models, for the official baselines/
+        table and its diagnostics (hhx/bench/baselines.py)."""
+        if self.task is None or task.splits is None:
+            raise RuntimeError("fit() must be called before publication()")
+        spec = self.task
+        rows = self.predict(task, task.prompts)
+        frame = bl.baseline_frame(spec.name, task.splits, task.prompts,
+                                  [r.prediction for r in rows])
+        kinds = {"numeric": "regressor", "categorical": "classifier",
+                 "distribution": "distribution"}
+        models = [bl.ModelRecord(
+            output_name=o.name, response_family=o.kind, model_kind=kinds[o.kind],
+            model=o.model, parameters=o.params, best_iteration=o.best_iteration,
+            best_score=o.best_score, elapsed_seconds=o.fit_seconds, fit_data_sha256=o.fit_digest,
+            metadata={"features": self.encoder.features if self.encoder else [],
+                      "category_schemas": self.encoder.categories if self.encoder else {},
+                      "class_domain": o.classes or None, "seed": int(spec.xgb_seeds[o.name]),
+                      "xgboost_version": xgb.__version__})
+            for o in self.outputs]
+        paths = release_paths(task.root, spec.name)
+        return bl.Publication(
+            task_name=spec.name, family=self.outputs[0].kind if self.outputs else "numeric",
+            frame=frame, models=models, train_rows=self.counts.get("n_train", 0),
+            validation_rows=self.counts.get("n_validation", 0), table_path=paths["table"],
+            sidecar_path=paths["sidecar"], domains=[o.classes for o in self.outputs])
+
+    def publish(self, task: BenchTask, root: Path, out: Path) -> dict[str, Path]:
+        """Write the official baselines/ table of this task under `root` and its diagnostics
+        under `out` (hhx/bench/baselines.py)."""
+        return bl.publish(self.publication(task), root, out)
 
     def _feature_rows(self, task: BenchTask, examples: pd.DataFrame) -> pd.DataFrame:
         if task.table is None:

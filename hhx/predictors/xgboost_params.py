@@ -36,6 +36,11 @@ class Output:
     model: Any = None
     best_iteration: int | None = None
     fit_seconds: float = 0.0
+    best_score: float | None = None
+    # the parameters in the official form (eval_metric by name, no callbacks), for the
+    # diagnostics of the baselines publication (hhx/bench/baselines.py)
+    params: dict[str, Any] = field(default_factory=dict)
+    fit_digest: str = ""  # hash of the fitting rows (keys, features, targets) in fitting order
 
 
 def outputs_for(task: TaskConfig) -> list[Output]:

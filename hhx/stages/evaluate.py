@@ -331,6 +331,29 @@ def record_run(
     )
 
 
+def publish_baselines(cfg: DictConfig, predictor: Any, bench: BenchTask,
+                      out: Path) -> dict[str, Path]:
+    """model=xgboost: the official baselines/ table of every row and its diagnostics
+    (hhx/bench/baselines.py), in an hhx build's release root, or in the run directory when the
+    release is a download (never written to). Off with model.xgboost.publish_baselines=false."""
+    publish = getattr(predictor, "publish", None)
+    settings = cfg.model.get("xgboost")
+    if publish is None or bench.layout != "release" or bench.splits is None:
+        return {}
+    if settings is not None and not settings.get("publish_baselines", True):
+        return {}
+    from hhx.bench.baselines import diagnostics_root
+    from hhx.config import DataSource
+
+    if source_of(cfg) is DataSource.official:
+        root, diagnostics = out, out / "baselines_output"
+    else:
+        root, diagnostics = bench.root, diagnostics_root(bench.root)
+    files = publish(bench, root, diagnostics)
+    log.info("official baselines table: %s (diagnostics in %s)", files["baselines"], diagnostics)
+    return files
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
     model_name = model_label(cfg)
@@ -426,6 +449,7 @@ def _evaluate(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTa
         "config": write_text_atomic(out / "config" / "resolved.yaml", config_yaml(resolved)),
     }
     predictor.save(out / "model")
+    files.update(publish_baselines(cfg, predictor, bench, out))
 
     table = [summary_row(model_name, task, result)]
     metrics = metric_items(result)

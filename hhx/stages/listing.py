@@ -97,6 +97,8 @@ def task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
 def model_needs(model: ModelConfig) -> str:
     if model.backend in (Backend.no_change, Backend.xgboost):
         return "nothing (CPU)"
+    if model.backend is Backend.official_xgboost:
+        return "the release's baselines/<task>.csv"
     if model.backend is Backend.vllm:
         gpu = "a GPU (NVIDIA, CUDA) and pip install hhx[gpu]"
         have = importlib.util.find_spec("vllm") is not None

@@ -104,7 +104,7 @@ def estimated_seconds(cfg: DictConfig) -> float:
     """A rough time of the cell `cfg` (a composed job config) from its model and table size."""
     backend = enum_text(cfg.model.backend)
     rows, columns = table_size(cfg)
-    if backend == "no_change":
+    if backend in ("no_change", "official_xgboost"):  # reads answers, fits nothing
         return NO_CHANGE_S
     if backend == "xgboost":
         rounds = cfg.model.xgboost.get("n_estimators") if cfg.model.get("xgboost") else None

@@ -34,6 +34,7 @@ BACKEND_DEFAULTS: dict[str, Resources] = {
     "litellm": Resources(gpus=0, cpus=2, mem_gb=4, time_min=1440),
     "xgboost": Resources(gpus=0, cpus=2, mem_gb=32, time_min=240),
     "no_change": Resources(gpus=0, cpus=1, mem_gb=4, time_min=30),
+    "official_xgboost": Resources(gpus=0, cpus=1, mem_gb=4, time_min=30),
 }
 FIELDS = ("gpus", "cpus", "mem_gb", "time_min", "partition")
 
