@@ -220,6 +220,12 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+    """The gold answer as the reference renderer writes it: the next-wave net worth as an integer
+    (int(round(x)), `[125000]`)."""
+    return [whole(row, "wlth_tot_net_nd_next_wave", TASK)]
+
+
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:
     """No change: today's net worth, as an integer."""
     return [whole(row, "wlth_tot_net_nd", TASK)]

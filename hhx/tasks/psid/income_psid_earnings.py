@@ -226,6 +226,12 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     return SYSTEM_PROMPT, user
 
 
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+    """The gold answer as the reference renderer writes it: the three earnings as integers
+    (int(round(x)), `[41000, 43000, 52000]`)."""
+    return [whole(row, c, TASK) for c in task.targets]
+
+
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:
     """No change: current earnings at every horizon."""
     return [whole(row, "earn_tot_nd", TASK)] * 3
