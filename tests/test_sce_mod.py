@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hhx.bench.table import coerce_table, table_columns
 from hhx.surveys import sce
 from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
 from hhx.surveys.sce_workbook import read_workbook
@@ -271,6 +272,12 @@ def test_labor_sce_reswage_branches_and_trims(inter):
             "hours per week.") in user
     assert answer == [22.0, 35.0] and naive == [20.0, 40.0]
     assert _golden_naive("labor_sce_reswage", table, 1) == [25.0, 40.0]
+    # The table keeps the intermediate's types: rw1a int64 -> `35`, rw2h float64 -> `22.0`.
+    task = load_task("labor_sce_reswage")
+    typed = coerce_table(table[table_columns(task)], task,
+                         float_columns=table.attrs["float_columns"])
+    text = typed[["reservation_wage_hourly", "preferred_weekly_hours"]].to_csv(index=False)
+    assert text == "reservation_wage_hourly,preferred_weekly_hours\n28.0,40\n22.0,35\n"
 
 
 def _golden_naive(task: str, table: pd.DataFrame, k: int) -> list:

@@ -136,7 +136,7 @@ def context(task: TaskConfig, tmp_path: Path, n_jobs: int = 1) -> BuildContext:
 
 def test_answer_values_by_target_type():
     task = numeric_task("unused")
-    assert json.dumps(build.answer_values({"y1": 1662.0, "y2": 3.5}, task)) == "[1662, 3.5]"
+    assert json.dumps(build.answer_values({"y1": 1662.0, "y2": 3.5}, task)) == "[1662.0, 3.5]"
     dist = distribution_task()
     row = {"Q3": 25.0, "b1": 0.2, "b2": 0.3, "b3": 0.5}
     assert json.dumps(build.answer_values(row, dist)) == "[[0.75, 0.25], [0.2, 0.3, 0.5]]"

@@ -163,15 +163,18 @@ def _parse_reprs(texts: list[str]) -> np.ndarray:
 
 def reread_floats(values: np.ndarray | pd.Series) -> np.ndarray:
     """What the official reader gets back for float64 values hhx (or pandas) wrote: the shortest
-    `repr` text of each value, converted as pandas 2.2.3 does. NaN stays NaN."""
+    `repr` text of each value, converted as pandas 2.2.3 does. NaN stays NaN; each zero keeps
+    its sign (`-0.0` is written and read back as `-0.0`, `0.0` as `0.0`)."""
     x = np.asarray(values, dtype=np.float64)
     out = x.copy()
     finite = np.isfinite(x)
     if not finite.any():
         return out
-    uniq, inverse = np.unique(x[finite], return_inverse=True)
-    texts = [repr(float(u)) for u in uniq]
-    out[finite] = _parse_reprs(texts)[inverse]
+    # Distinct values by bit pattern: np.unique of the floats would merge 0.0 and -0.0, and every
+    # zero would then take the sign of the first one (the official reader keeps each zero's sign).
+    bits, inverse = np.unique(x[finite].view(np.int64), return_inverse=True)
+    texts = [repr(float(u)) for u in bits.view(np.float64)]
+    out[finite] = _parse_reprs(texts)[inverse.reshape(-1)]
     return out
 
 

@@ -5,7 +5,8 @@ A task builder is a module named by `task.builder` with three functions:
     render(row, task) -> (system, user)
     naive_baseline(row, task) -> list
 and optionally `reference_answer(row, task) -> list` (the gold answer where the official
-renderer rounds or types it itself; default: the target columns as `answer_values` reads them).
+renderer rounds or types it itself; default: the target columns as `answer_values` reads them,
+numbers as floats).
 A module constant `OUTPUT_ORDER` (e.g. `("time:text", "id:number")`, hhx.tasks.output_order)
 publishes the rows sorted by those keys, as the official script sorts its table; without it the
 rows go out in the canonical sampling order.
@@ -107,18 +108,23 @@ def check_builder_columns(table: pd.DataFrame, task: TaskConfig) -> list[str]:
 # The reference answer (spec 4.2, 9.3)
 
 
-def _number(value: Any, where: str) -> int | float:
+def _number(value: Any, where: str) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
         raise DataError(f"{where}: {value!r} is not a number") from None
     if not math.isfinite(x):
         raise DataError(f"{where}: target is missing or not finite ({value!r})")
-    return int(x) if x.is_integer() else x
+    return x
 
 
 def answer_values(row: Mapping[str, Any], task: TaskConfig) -> list[Any]:
-    """The gold answer list: labels, numbers (integral floats as ints) or probability vectors."""
+    """The gold answer list: labels, numbers or probability vectors.
+
+    A number is written as the float the official renderer passes to `json.dumps`
+    (`float(row[target])`, so a whole value is `[586.0]`, never `[586]`; a zero keeps its sign).
+    A task whose official renderer rounds or types its answer otherwise (ints, 2 or 3
+    decimals) says so in its builder's `reference_answer` hook."""
     where = f"task {task.name} id {row.get('id')!r} time {row.get('time')!r}"
     if task.target_type is TargetType.categorical:
         return [str(row[col]) for col in task.targets]

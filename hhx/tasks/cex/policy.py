@@ -23,7 +23,9 @@ status: valid_positive (assigned total > 0); valid_zero (lead-in valid, report r
 payment; or the panel is in the addendum and the window ends by 2001-06 or starts from 2001-10,
 with no payment); a non-resolved report's status overrides; a panel with any
 invalid_positive_month report is invalid everywhere; otherwise unresolved_no_module_data. Amount:
-total if valid_positive, 0 if valid_zero, missing otherwise. Universe: interviews 2001-01 to
+total if valid_positive, 0 if valid_zero, missing otherwise; the amount and its lags are
+written as integers (`0`, `600`) when every TAXAMT of the addendum is whole, as the reference's
+text read gives them (`_whole_amounts`). Universe: interviews 2001-01 to
 2002-03 of panels in the addendum with a resolved status; lags need the rebate amount too; the
 current income and Parker total are always trimmed.
 
@@ -327,7 +329,31 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
                    "rebate_record_count"):
         if column in pool:
             internal[f"_{column}"] = pool[column]
-    return cx.public_table(pool, ctx, steps, internal)
+    table = cx.public_table(pool, ctx, steps, internal)
+    if task.name == "cons_cex_rebate01" and _whole_amounts(addendum):
+        table = _integer_amounts(table)
+    return table
+
+
+def _whole_amounts(reports: pd.DataFrame) -> bool:
+    """Whether every TAXAMT1-5 value of the 2001 addendum is a whole number. The reference
+    reads TAX013/TAX014 as text and converts them with pd.to_numeric, which gives Int64 when
+    every text is an integer; the sums, the zeros of valid_zero interviews and the lags then
+    stay Int64 (written `0`, `600`). hhx's intermediate holds the amounts as float64, so an
+    integral text written with a decimal point (`600.0`, Float64 there) cannot be told apart."""
+    x = reports[[f"taxamt{i}" for i in range(1, 6)]].to_numpy(dtype="float64", na_value=np.nan)
+    x = x[~np.isnan(x)]
+    return bool(np.all(x == np.round(x)))
+
+
+def _integer_amounts(table: pd.DataFrame) -> pd.DataFrame:
+    """The rebate amount and its lags as integers (missing stays missing: the lags of a row
+    without that history are blank)."""
+    amounts = [REBATE, *(f"{REBATE}_lag{k}" for k in (1, 2, 3))]
+    for column in amounts:
+        table[column] = table[column].round().astype("Int64")
+    table.attrs["float_columns"] = [c for c in table.attrs["float_columns"] if c not in amounts]
+    return table
 
 
 def policy_paragraph(row: Mapping[str, Any], lags: list[int], rules: Mapping[str, Any]) -> str:

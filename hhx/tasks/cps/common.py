@@ -721,12 +721,13 @@ def macro_paragraph(row: Mapping[str, Any]) -> str:
     """The core macro paragraph, rendered once per distinct set of the 20 values (rows of one
     quarter share them)."""
     try:
-        key = tuple(float(row[c]) for c in CORE_MACRO_COLUMNS)
+        values = tuple(float(row[c]) for c in CORE_MACRO_COLUMNS)
     except (KeyError, TypeError, ValueError):
         return render_macro_paragraph(row)  # let the shared renderer name the problem
-    return _macro_paragraph(key)
+    # The signs join the key: 0.0 == -0.0 as cache keys, but `-0.00%` is not `0.00%`.
+    return _macro_paragraph(values, tuple(math.copysign(1.0, v) for v in values))
 
 
 @functools.lru_cache(maxsize=4096)
-def _macro_paragraph(values: tuple[float, ...]) -> str:
+def _macro_paragraph(values: tuple[float, ...], _signs: tuple[float, ...]) -> str:
     return render_macro_paragraph(dict(zip(CORE_MACRO_COLUMNS, values, strict=True)))

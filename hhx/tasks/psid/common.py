@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hhx.config import TaskConfig
+from hhx.config import TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
 from hhx.surveys.psid_main_study import EXPECTED_WAVES
@@ -232,8 +232,21 @@ def text(values: pd.Series) -> pd.Series:
     return series.astype(object).where(series.notna()).astype("string")
 
 
-def public_table(frame: pd.DataFrame, task: TaskConfig, module: str) -> pd.DataFrame:
-    """The task's public columns in order, then the frame's internal `_` columns."""
+def public_table(frame: pd.DataFrame, task: TaskConfig, module: str, *,
+                 integer_columns: Sequence[str]) -> pd.DataFrame:
+    """The task's public columns in order, then the frame's internal `_` columns.
+
+    The five reference PSID scripts collect their rows as Python values and let pandas type
+    each column (no cast before the CSV): a value read from a float64 column of psid_main (or
+    of the event layers built from it: amounts, ages, years of schooling, family size, hours),
+    a sum of such values, a `float(...)` and a target are floats, written `3.0` even when every
+    value is whole. The targets are floats too where the script rounds them to ints, because the
+    frame also holds rows without a target (None) until the target filter. Only the columns a
+    script builds as ints on every row (`integer_columns`: years since a history wave, the
+    forecast horizon) are written as integers (`2`; with a missing value they are floats too,
+    which the release writer's `csvnum.is_integer_column` rule already gives). So
+    `attrs["float_columns"]` lists every other numeric public column.
+    """
     public = ["id", "time", "release_date", *task.targets, *task.prompt_predictors]
     unknown = [c for c in public if c not in frame.columns]
     if unknown:
@@ -242,7 +255,13 @@ def public_table(frame: pd.DataFrame, task: TaskConfig, module: str) -> pd.DataF
             f"conf/task/{task.name}.yaml"
         )
     internal = [c for c in frame.columns if str(c).startswith("_") and c not in public]
-    return frame[public + internal].reset_index(drop=True)
+    table = frame[public + internal].reset_index(drop=True)
+    text = {"id", "time", "release_date", *task.categorical_predictors}
+    if task.target_type is TargetType.categorical:
+        text |= set(task.targets)
+    integers = set(integer_columns)
+    table.attrs["float_columns"] = [c for c in public if c not in text and c not in integers]
+    return table
 
 
 # --------------------------------------------------------------------------------------------

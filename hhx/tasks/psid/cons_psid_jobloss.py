@@ -22,6 +22,10 @@ home + away (missing when either is); reasons and prior job losses pipe-joined (
 adult's earlier episodes, years before the event year). No-change answer: the first positive
 history food value (lag 1, else 2, else 3). The reference writes answer and baseline as float
 lists with compact JSON (`reference_answer`, JSON_SEPARATORS).
+Typing (reference 01_make_table.py builds rows of Python values, pandas types them): the target
+(food at home + away, a float sum) and the profile and history values of the float64 household
+layer (ages, years of schooling, family size, hours, earnings, income) are floats (`2080.0`);
+history_lag{k}_elapsed_years is an int (`2`; a float when some row lacks that wave).
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ from hhx.tasks.psid.events import (
 OUTPUT_ORDER = ("time:text", "_row_id:text")
 
 TASK = "cons_psid_jobloss"
+# Public numbers the reference builds as ints on every row; every other one is a float there
+# (hhx.tasks.psid.common.public_table).
+INTEGER_COLUMNS = [f"history_lag{k}_elapsed_years" for k in range(1, 4)]
 SEED = 42018
 JSON_SEPARATORS = (",", ":")  # the reference writes this task's records compactly
 SYSTEM_PROMPT = ("You are the head of an American household making decisions about food "
@@ -230,7 +237,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     if frame.empty or set(frame["observation_type"]) != {"event", "control"}:
         raise DataError(f"task {TASK}: the rows lack events or controls "
                         f"({len(frame)} rows); the panel has too few job losses")
-    table = public_table(frame, task, __name__)
+    table = public_table(frame, task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
 

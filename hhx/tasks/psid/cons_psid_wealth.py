@@ -16,6 +16,10 @@ Public values: coded predictors as their labels; history_lag{k}_years_ago = wave
 year; time = <wave>-01-01; release_date = the next wave's. No-change answer: current net worth.
 Prompt: the reference renderer's sentences; the question always says "in two years" (also for
 one-year gaps) and the instruction paragraph is the closing sentence then the structure.
+Typing (reference 01_make_table.py builds rows of Python values, pandas types them): the
+target (int(round(x)), or None for a row without a next wave) and every household value read
+from psid_main's float64 columns are floats (`125000.0`, `3.0`); history_lag{k}_years_ago is
+cast to Int64 (`2`). Answer and no-change are ints (`[125000]`), as the renderer rounds them.
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "cons_psid_wealth"
+# Public numbers the reference builds as ints on every row; every other one is a float there
+# (hhx.tasks.psid.common.public_table).
+INTEGER_COLUMNS = [f"history_lag{k}_years_ago" for k in range(1, MAX_HISTORY + 1)]
 SYSTEM_PROMPT = ("You are the head of an American household making decisions about income, "
                  "saving, housing, and household wealth.")
 QUESTION = ("Given this information, in two years, what will your household's total net "
@@ -126,7 +133,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             trims.append((f"trim: lag-{k} {label} missing or strictly inside its year's p01/p99",
                           ~shown | values.isna().to_numpy() | strictly_inside(values, p01, p99)))
     keep = steps.apply(keep, trims)
-    table = public_table(out[keep], task, __name__)
+    table = public_table(out[keep], task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
 
@@ -222,6 +229,12 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     user = "\n\n".join([_background(row), _finances(row), macro, QUESTION,
                         response_instruction(task, lead="")])
     return SYSTEM_PROMPT, user
+
+
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+    """The gold answer as the reference renderer writes it: the next-wave net worth as an integer
+    (int(round(x)), `[125000]`)."""
+    return [whole(row, "wlth_tot_net_nd_next_wave", TASK)]
 
 
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:

@@ -15,6 +15,10 @@ contiguous wave's home_stat is 1, "no" if 2 or 3. Filters in the reference's ord
 Derived: forecast_horizon_years = next wave - wave; lag1_*_change = current - lag-1 value of
 fam_size, fam_size_chi, fam_partnered, fam_married (rounded half to even); coded predictors as
 labels. No-change answer: "no".
+Typing (reference 01_make_table.py builds rows of Python values, pandas types them): household
+values from psid_main's float64 columns (age, family size, children, amounts) and the lag-1
+changes (int or None over the whole pool) are floats (`3.0`); forecast_horizon_years and
+history_lag{k}_years_ago are ints (`2`).
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "house_psid_owner"
+# Public numbers the reference builds as ints on every row; every other one is a float there
+# (hhx.tasks.psid.common.public_table).
+INTEGER_COLUMNS = ["forecast_horizon_years",
+                   *(f"history_lag{k}_years_ago" for k in range(1, MAX_HISTORY + 1))]
 LABELLED = ["demo_sex", "race_eth_maj_col", "geo_region", "geo_metro", "home_stat",
             "fam_partnered", "fam_married"]
 REQUIRED_LABELS = [c for c in LABELLED if c != "geo_metro"]
@@ -145,7 +153,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
         trims.append((f"trim: lag-{k} income missing or strictly inside its year's p01/p99",
                       ~shown | values.isna().to_numpy() | strictly_inside(values, p01, p99)))
     keep = steps.apply(keep, trims)
-    table = public_table(out[keep], task, __name__)
+    table = public_table(out[keep], task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
 

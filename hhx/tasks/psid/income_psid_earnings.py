@@ -16,6 +16,10 @@ core. Filters in the reference's order:
    for this trim only).
 Coded predictors are published as labels (occupation: "Professional or managerial occupation",
 ...). No-change answer: current earnings three times.
+Typing (reference 01_make_table.py builds rows of Python values, pandas types them): the three
+targets (int(round(x)), or None on rows without that wave) and every household value from
+psid_main's float64 columns are floats (`41000.0`, `12.0`). The renderer writes the answer and
+the no-change answer as ints (`[41000, 43000, 52000]`).
 """
 
 from __future__ import annotations
@@ -61,6 +65,9 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "income_psid_earnings"
+# Public numbers the reference builds as ints on every row; every other one is a float there
+# (hhx.tasks.psid.common.public_table).
+INTEGER_COLUMNS: list[str] = []
 SYSTEM_PROMPT = ("You are an American individual or family making education, work, housing, "
                  "and long-run financial decisions.")
 QUESTION = ("What will your labor earnings be in current dollars two years from now, four years "
@@ -136,7 +143,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
                           (depth < k) | values.isna().to_numpy()
                           | strictly_inside(values, p01, p99)))
     keep = steps.apply(keep, trims)
-    table = public_table(out[keep], task, __name__)
+    table = public_table(out[keep], task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
 
@@ -228,6 +235,12 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     user = "\n\n".join([_background(row), _work(row), render_macro_paragraph(row), QUESTION,
                         response_instruction(task, lead=LEAD)])
     return SYSTEM_PROMPT, user
+
+
+def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
+    """The gold answer as the reference renderer writes it: the three earnings as integers
+    (int(round(x)), `[41000, 43000, 52000]`)."""
+    return [whole(row, c, TASK) for c in task.targets]
 
 
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:

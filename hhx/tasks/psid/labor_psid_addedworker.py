@@ -20,6 +20,10 @@ and t). release_date: the later of those two waves' release dates. History elaps
 event year - the wave's labor reference year. "You" is the non-displaced partner. No-change
 answer: the partner's wave t - 1 hours and earnings, repeated; answer and baseline are float
 lists in compact JSON, as the reference writes them.
+Typing (reference 01_make_table.py builds rows of Python values, pandas types them): the four
+targets (`float(...)`) and the profile and history values of the float64 adult layer are floats
+(`2080.0`); history_lag{k}_elapsed_years_to_event is an int (`1`; a float when some row lacks
+that wave).
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ from hhx.tasks.psid.events import (
 OUTPUT_ORDER = ("time:text", "_row_id:text")
 
 TASK = "labor_psid_addedworker"
+# Public numbers the reference builds as ints on every row; every other one is a float there
+# (hhx.tasks.psid.common.public_table).
+INTEGER_COLUMNS = [f"history_lag{k}_elapsed_years_to_event" for k in range(1, 4)]
 JSON_SEPARATORS = (",", ":")  # the reference writes this task's records compactly
 SYSTEM_PROMPT = ("You are an American adult making decisions about work, income, and household "
                  "finances.")
@@ -174,7 +181,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     if frame.empty:
         raise DataError(f"task {TASK}: no job-loss shock passes the filters; the panel has too "
                         "few couples with one partner's job loss")
-    table = public_table(frame, task, __name__)
+    table = public_table(frame, task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
 

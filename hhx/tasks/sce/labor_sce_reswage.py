@@ -11,7 +11,8 @@ Facts (reference `scripts/2_tasks/labor_sce_reswage/`):
 - Source-wide cutoffs per survey month over the whole job-search table: rw2h_reserv_wage and the
   two hourly-equivalent pays (a month with p01 == p99 is an error).
 - Targets: reservation_wage_hourly = rw2h_reserv_wage, preferred_weekly_hours =
-  rw1a_desired_hours. months_since_paid_work = l8_months_no_work__clean; never_had_paid_job =
+  rw1a_desired_hours, each through pd.to_numeric only, so the table keeps the intermediate's
+  types (sce_job_search: rw2h float64, `12.5`; rw1a int64, `58`, not `58.0`). months_since_paid_work = l8_months_no_work__clean; never_had_paid_job =
   1 where l8's status is never_had_paid_job, 0 where it has another status, blank otherwise.
 - Filters: both targets present; release_date, income label, common context, macro and a valid
   current or last branch; reservation wage > 0 and hours in (0, 168], then (counted on the rows
@@ -97,7 +98,8 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     steps = c.Steps(len(jobs))
     pool = m.attach_context(jobs, ctx, steps)
     pool["reservation_wage_hourly"] = c.numeric(pool, "rw2h_reserv_wage").astype("float64")
-    pool["preferred_weekly_hours"] = c.numeric(pool, "rw1a_desired_hours").astype("float64")
+    # no cast: the intermediate's type (int64: `58`), as the reference keeps it
+    pool["preferred_weekly_hours"] = c.numeric(pool, "rw1a_desired_hours")
     for branch, spec in BRANCHES.items():
         pool[spec[4]] = hourly_equivalent(pool, branch)
         pool[f"_{branch}_valid"] = _branch_valid(pool, branch)
