@@ -5,8 +5,8 @@ are meant to look plausible, not estimated from the PSID.
 
 World. Between waves, each year: deaths by age, family attrition (about 0.6% a year; the Latino
 sample leaves after 1995), divorce, marriage of single reference persons to non-sample spouses
-(who take the lineage, ER30001, of the family they join, as in PSID-SHELF)
-(person numbers from 170), births (from 30), children of 18+ splitting off into their own family,
+(person numbers from 170; they take the lineage, ER30001, of the family they join, as in
+PSID-SHELF), births (from 30), children of 18+ splitting off into their own family,
 moves, in 1997 a sample reduction (60% of the families are no longer followed, more than the
 PSID's own cut, to keep the demo small), tenure changes (renters buy more often with higher
 income, savings and marriage), and wealth: liquid assets earn a return and receive savings out
