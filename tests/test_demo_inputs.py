@@ -217,3 +217,17 @@ def test_reference_split_groups_can_be_formed_on_the_built_panel(tmp_path):
     assert len(linked) > 20
     outside = sorted(set(linked) - people)
     assert not outside, f"{len(outside)} partners are not SRC adults, e.g. {outside[:3]}"
+
+
+def test_sce_without_crosswalk_says_it_uses_the_lag_rule(tmp_path, caplog):
+    from hhx.surveys.release_dates import optional_crosswalk
+
+    with caplog.at_level(logging.INFO):
+        found = optional_crosswalk(survey("sce"), "release_crosswalk", tmp_path, "SCE",
+                                   "the lag rule (survey month + the module's lag)")
+    assert found is None
+    [note] = [r.getMessage() for r in caplog.records]
+    assert "release_sce.csv not found" in note and "the lag rule" in note and "\n" not in note
+    write_synthetic_crosswalk(tmp_path / "release_dates" / "release_sce.csv", "sce", seed=SEED)
+    assert optional_crosswalk(survey("sce"), "release_crosswalk", tmp_path, "SCE", "x") == (
+        tmp_path / "release_dates" / "release_sce.csv")
