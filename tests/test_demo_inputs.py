@@ -105,7 +105,8 @@ def test_sce_demo_crosswalk_covers_every_module_month_incl_housing(tmp_path):
     assert len(feb14) == 1 and feb14["release_date"].iloc[0] == "2015-08-01"
 
 
-@pytest.mark.parametrize("name,source", [("cps", "cps"), ("sce", "sce")])
+@pytest.mark.parametrize("name,source", [("cps", "cps"), ("sce", "sce"),
+                                         ("sce_financing", "sce")])
 def test_demo_writers_put_the_crosswalk_where_the_config_reads_it(tmp_path, name, source):
     from hhx.surveys.synthetic.demo import _crosswalk
 

@@ -163,7 +163,8 @@ def _sce_financing(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
                    ) -> list[Path]:
     from hhx.surveys.synthetic.sce_financing import write_synthetic_fz
 
-    return [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
+    written = [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
+    return written + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "sce")
 
 
 @writer("psid")
@@ -238,6 +239,7 @@ GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
     "cps": ("cps", "cps_people", "cps_ui_policy",  # job finding follows the UI-policy file
             "release_dates"),  # and its release-date crosswalk
     "sce": ("sce", "release_dates"),
+    "sce_financing": ("sce_financing", "release_dates"),
     "psid": ("psid", "release_dates"),
     "mich": ("mich", "release_dates"),
     "census": ("census", "release_dates"),
