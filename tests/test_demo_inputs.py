@@ -20,7 +20,10 @@ from hhx.surveys import ipums_cps
 from hhx.surveys.synthetic import psid as synth
 from hhx.surveys.synthetic.cps import write_synthetic_cps
 from hhx.surveys.synthetic.demo import WRITERS
-from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk, write_synthetic_release_dates
+from hhx.surveys.synthetic.release_dates import (
+    write_synthetic_crosswalk,
+    write_synthetic_release_dates,
+)
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "survey"
 SEED = 7
