@@ -235,3 +235,11 @@ def test_sce_without_crosswalk_says_it_uses_the_lag_rule(tmp_path, caplog):
     write_synthetic_crosswalk(tmp_path / "release_dates" / "release_sce.csv", "sce", seed=SEED)
     assert optional_crosswalk(survey("sce"), "release_crosswalk", tmp_path, "SCE", "x") == (
         tmp_path / "release_dates" / "release_sce.csv")
+
+
+def test_listing_does_not_call_an_optional_crosswalk_missing(tmp_path):
+    from hhx.stages.listing import _missing_raw
+
+    missing = {p.name for p in _missing_raw("labor_cps_jobfind", tmp_path)}
+    assert "cps_basic.csv.gz" in missing and "release_cps.csv" not in missing
+    assert "release_sce.csv" not in {p.name for p in _missing_raw("house_sce_financing", tmp_path)}
