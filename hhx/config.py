@@ -156,6 +156,9 @@ class SurveyConfig:
     # Raw input files by role, e.g. {"cps_basic": "/path/cps_basic.csv.gz"}; relative to data.raw_dir;
     # null = an optional input left out.
     raw: dict[str, str | None] = field(default_factory=dict)
+    # Keys of `raw` the build goes on without when the file is absent, saying so in one line
+    # (e.g. the CPS release-date crosswalk: then the proxy rule); listings do not call them missing.
+    optional_raw: list[str] = field(default_factory=list)
     # Where the public data comes from (used in missing-file errors).
     source_url: str = ""
     chunk_rows: int = 250_000

@@ -200,7 +200,11 @@ def test_subsamples_sample_persons_reference_persons(world, built):
     for name, low, high, _, _ in synth.SUBSAMPLES:
         expected[shelf["lineage"].between(low, high)] = name
     assert frame["subsample"].tolist() == expected.tolist()
-    assert set(expected) == {s[0] for s in synth.SUBSAMPLES} | {"unknown"}
+    # Every synthetic person has a lineage in a subsample's range (married-in spouses take the
+    # family's, as in PSID-SHELF); a missing or outside lineage would be "unknown".
+    assert set(expected) == {s[0] for s in synth.SUBSAMPLES}
+    assert psid.derive_subsample(pd.Series([np.nan, 2931.0, 5001.0])).tolist() == [
+        "unknown", "unknown", "seo"]
     assert meta["subsamples"] == expected.value_counts().sort_index().to_dict()
     latino = _current(frame)[lambda f: f["subsample"] == "latino"]["year"]
     assert latino.min() == 1990 and latino.max() == 1995  # Latino sample 1990-1995

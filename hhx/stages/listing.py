@@ -53,8 +53,8 @@ def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:
     task = load_task(task_name)
     missing = []
     for survey in with_dependencies(task.intermediates).values():
-        for rel in survey.raw.values():
-            if rel:
+        for key, rel in survey.raw.items():
+            if rel and key not in survey.optional_raw:
                 path = Path(rel).expanduser()
                 path = path if path.is_absolute() else raw_dir / path
                 if not path.exists():

@@ -56,7 +56,12 @@ from hhx.surveys.ipums_cps_read import (
 from hhx.surveys.ipums_cps_read import STRING_COLUMNS as STRING_COLUMNS  # re-exported
 from hhx.surveys.ipums_cps_read import iter_csv_chunks as iter_csv_chunks  # re-exported
 from hhx.surveys.ipums_cps_read import read_ddi_codebook as read_ddi_codebook  # re-exported
-from hhx.surveys.release_dates import CROSSWALK_RULE, PROXY_RULE_ID, cps_release_dates
+from hhx.surveys.release_dates import (
+    PROXY_RULE_ID,
+    CpsCrosswalk,
+    cps_month_releases,
+    optional_crosswalk,
+)
 
 OUTPUT_NAME = "cps_basic"
 
@@ -156,7 +161,7 @@ def normalize_chunk(
     df: pd.DataFrame,
     *,
     where: str,
-    crosswalk: Path | None = None,
+    crosswalk: Path | CpsCrosswalk | None = None,
     options: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
     """Typed raw chunk -> intermediate rows: NIU -> NA, labels, DWS recodes, flags, release."""
@@ -183,15 +188,12 @@ def normalize_chunk(
     add_flags(out)
     month_index = out["YEAR"].to_numpy(dtype=np.int64) * 12 + out["MONTH"].to_numpy(dtype=np.int64)
     months, inverse = np.unique(month_index, return_inverse=True)
-    dates = cps_release_dates(
+    release = cps_month_releases(
         pd.Series((months - 1) // 12), pd.Series((months - 1) % 12 + 1), crosswalk
     )
-    categories, date_codes = np.unique(dates.to_numpy(dtype=str), return_inverse=True)
-    out["release_date"] = pd.Categorical.from_codes(date_codes[inverse], categories=categories)
-    source = f"{CROSSWALK_RULE}:{crosswalk.name}" if crosswalk else f"proxy:{PROXY_RULE_ID}"
-    out["release_date_source"] = pd.Categorical.from_codes(
-        np.zeros(len(out), dtype=np.int8), categories=[source]
-    )
+    for column in ("release_date", "release_date_source"):
+        categories, codes = np.unique(release[column].to_numpy(dtype=str), return_inverse=True)
+        out[column] = pd.Categorical.from_codes(codes[inverse], categories=categories)
     return out
 
 
@@ -204,14 +206,15 @@ def read_normalized(
     options: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
     """A whole (small) extract, normalised as in the intermediate: for tests and inspection."""
+    table = CpsCrosswalk.read(crosswalk) if crosswalk is not None else None
     frames = [
-        normalize_chunk(chunk, where=str(data_path), crosswalk=crosswalk, options=options)
+        normalize_chunk(chunk, where=str(data_path), crosswalk=table, options=options)
         for chunk in iter_extract(data_path, chunk_rows, ddi_path=ddi_path)
     ]
     if not frames:
         raise DataError(f"{data_path}: no data rows")
     # release_date categories differ between chunks; unify them as reading the parquet does
-    for col in ("release_date",):
+    for col in ("release_date", "release_date_source"):
         union = pd.api.types.union_categoricals([f[col] for f in frames])
         for f in frames:
             f[col] = pd.Categorical(f[col].astype(str), categories=union.categories)
@@ -256,11 +259,10 @@ def build(
     source = survey.source_url or IPUMS_CPS_URL
     require_file(data_path, "IPUMS CPS Basic Monthly extract", source)
     ddi_path = raw_dir / survey.raw["cps_ddi"] if survey.raw.get("cps_ddi") else None
-    crosswalk = (
-        raw_dir / survey.raw["release_crosswalk"] if survey.raw.get("release_crosswalk") else None
-    )
-    if crosswalk is not None:
-        require_file(crosswalk, "CPS release-date crosswalk", "the reference release_cps.csv")
+    # Read and checked before any data row, as the reference does; without the file: the proxy.
+    crosswalk_path = optional_crosswalk(survey, "release_crosswalk", raw_dir, "CPS",
+                                        f"the proxy rule {PROXY_RULE_ID}")
+    crosswalk = CpsCrosswalk.read(crosswalk_path) if crosswalk_path is not None else None
     fixed_width = ".dat" in data_path.suffixes
     hasher: list[str] = []
     chunks = iter_extract(data_path, survey.chunk_rows, ddi_path=ddi_path, hasher=hasher)
@@ -288,6 +290,6 @@ def build(
             inputs[str(ddi_path)] = input_sha256(ddi_path)
     else:
         inputs = {str(data_path): hasher[0]}
-    if crosswalk is not None:
-        inputs[str(crosswalk)] = input_sha256(crosswalk)
+    if crosswalk_path is not None:
+        inputs[str(crosswalk_path)] = input_sha256(crosswalk_path)
     return finish_report(survey, {OUTPUT_NAME: out_path}, {OUTPUT_NAME: rows}, inputs, start)

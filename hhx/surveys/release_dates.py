@@ -4,10 +4,18 @@ the six release-date crosswalks of the reference, validated (survey `release_dat
 A task row carries the release date of its outcome month: the row could not be known before
 that file was public. Two sources:
 
-* a crosswalk CSV in the reference layout (`data/raw/release_dates/release_cps.csv`). Accepted
-  columns: `year`, `month`, `release_date` (ISO date) are required; `partition` is optional (only
-  rows with partition `basic` are used when it is present); `source`, `source_url` are kept and
-  other columns ignored. One row per (year, month); checked like every crosswalk (below).
+* a crosswalk CSV in the reference layout (`data/raw/release_dates/release_cps.csv`,
+  `survey.raw.release_crosswalk` of conf/survey/cps.yaml), validated as the reference's
+  `load_cps_release_date_crosswalk` (scripts/1_preprocessing/cps.py) validates it: columns
+  partition, year, month, release_date, source, source_url, comments (source, source_url and
+  comments non-empty); only partition `basic` rows are used; unique (year, month); basic rows
+  from January 2020 have source `Official release date` and cite a Census annual release
+  archive (`https://www.census.gov/data/what-is-data-census-gov/latest-releases/<year>.html`),
+  earlier rows source `Project conservative proxy` citing the CPS FAQ
+  (`https://www.census.gov/programs-surveys/cps/about/faqs.html`). A row's
+  `release_date_source` is its `source` text, as the reference copies it. The reference stops
+  before reading any data when the file is missing ("Missing CPS release-date crosswalk");
+  hhx logs one notice line (`optional_crosswalk`) and uses:
 * without a crosswalk, the reference's proxy rule
   `cps_basic_collection_completion_plus_30_lower_bound`
   for every month: collection ends on the Saturday of the interview week, i.e. the Sunday-to-
@@ -20,8 +28,10 @@ that file was public. Two sources:
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +39,8 @@ import pandas as pd
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
 from hhx.surveys.base import BuildReport, raw_path, write_outputs
+
+log = logging.getLogger(__name__)
 
 PROXY_RULE_ID = "cps_basic_collection_completion_plus_30_lower_bound"
 CROSSWALK_RULE = "crosswalk"
@@ -42,17 +54,33 @@ def proxy_release_date(year: int, month: int) -> str:
     return (saturday + dt.timedelta(days=30)).isoformat()
 
 
+@dataclass(frozen=True)
+class CpsCrosswalk:
+    """A validated CPS crosswalk, read once: (year, month) -> (release date, `source` text)."""
+
+    path: Path
+    rows: dict[tuple[int, int], tuple[str, str]]
+
+    @classmethod
+    def read(cls, path: Path) -> CpsCrosswalk:
+        table = read_release_crosswalk("cps", Path(path))
+        return cls(Path(path), {
+            (int(y), int(m)): (d, s) for y, m, d, s in zip(
+                table["year"], table["month"], table["release_date"],
+                table["release_date_source"], strict=True)})
+
+
 def read_crosswalk(path: Path) -> dict[tuple[int, int], str]:
     """(year, month) -> ISO release date from a CPS crosswalk (validated as the others are)."""
-    table = read_release_crosswalk("cps", path)
-    return {(int(y), int(m)): d for y, m, d in
-            zip(table["year"], table["month"], table["release_date"], strict=True)}
+    return {key: date for key, (date, _) in CpsCrosswalk.read(path).rows.items()}
 
 
-def cps_release_dates(
-    year: pd.Series, month: pd.Series, crosswalk: Path | None = None
-) -> pd.Series:
-    """ISO release date of each (year, month): from `crosswalk` when given, else the proxy."""
+def cps_month_releases(
+    year: pd.Series, month: pd.Series, crosswalk: Path | CpsCrosswalk | None = None
+) -> pd.DataFrame:
+    """Each (year, month)'s `release_date` (ISO) and `release_date_source`: the crosswalk's row
+    (its `source` text, as the reference's builder copies it) when a crosswalk is given, else
+    the proxy rule (source `proxy:<rule id>`). A month the crosswalk lacks is an error."""
     y = pd.to_numeric(year, errors="coerce")
     m = pd.to_numeric(month, errors="coerce")
     bad = y.isna() | m.isna() | ~m.between(1, 12)
@@ -62,18 +90,47 @@ def cps_release_dates(
         )
     keys = pd.DataFrame({"y": y.astype("int64"), "m": m.astype("int64")}, index=year.index)
     unique = keys.drop_duplicates()
-    table = read_crosswalk(crosswalk) if crosswalk is not None else None
-    dates: dict[tuple[int, int], str] = {}
+    if isinstance(crosswalk, (str, Path)):
+        crosswalk = CpsCrosswalk.read(Path(crosswalk))
+    found: dict[tuple[int, int], tuple[str, str]] = {}
     for yy, mm in zip(unique["y"].tolist(), unique["m"].tolist(), strict=True):
-        if table is None:
-            dates[(yy, mm)] = proxy_release_date(yy, mm)
-        elif (yy, mm) in table:
-            dates[(yy, mm)] = table[(yy, mm)]
+        if crosswalk is None:
+            found[(yy, mm)] = (proxy_release_date(yy, mm), f"proxy:{PROXY_RULE_ID}")
+        elif (yy, mm) in crosswalk.rows:
+            found[(yy, mm)] = crosswalk.rows[(yy, mm)]
         else:
-            raise DataError(f"{crosswalk}: no release date for CPS month {yy}-{mm:02d}; add a row")
-    lookup = pd.Series(dates)  # MultiIndex (year, month)
+            raise DataError(f"{crosswalk.path}: no release date for CPS month {yy}-{mm:02d}; "
+                            "add a row")
     idx = pd.MultiIndex.from_frame(keys)
-    return pd.Series(lookup.reindex(idx).to_numpy(), index=year.index, dtype="str")
+    columns = {}
+    for i, name in enumerate(("release_date", "release_date_source")):
+        lookup = pd.Series({k: v[i] for k, v in found.items()})  # MultiIndex (year, month)
+        columns[name] = pd.Series(lookup.reindex(idx).to_numpy(), index=year.index, dtype="str")
+    return pd.DataFrame(columns, index=year.index)
+
+
+def cps_release_dates(
+    year: pd.Series, month: pd.Series, crosswalk: Path | CpsCrosswalk | None = None
+) -> pd.Series:
+    """ISO release date of each (year, month): from `crosswalk` when given, else the proxy."""
+    return cps_month_releases(year, month, crosswalk)["release_date"]
+
+
+def optional_crosswalk(survey: SurveyConfig, key: str, raw_dir: Path, what: str,
+                       fallback: str) -> Path | None:
+    """The crosswalk `survey.raw.<key>` names when that file exists. Otherwise None, after one
+    notice line naming the file and the rule used instead: the reference's builder stops
+    without its crosswalk, hhx goes on with the documented rule (not an error)."""
+    rel = survey.raw.get(key)
+    path = raw_path(survey, key, raw_dir) if rel else None
+    if path is not None and path.is_file():
+        return path
+    where = (f"{path} not found" if path is not None
+             else f"survey.raw.{key} is not set")
+    log.warning("%s: %s release-date crosswalk %s; release dates follow %s (the reference's "
+                "builder needs the crosswalk: place its %s there for its dates)", survey.name,
+                what, where, fallback, f"release_{what.lower()}.csv")
+    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,10 +17,11 @@ of spec 1.8, read with openpyxl in read-only mode:
 
 A key set to null or '' skips that workbook on purpose (e.g. `survey.raw.core_latest=null`);
 a key that names a file that is not there is an error naming the file. At least one core
-workbook is required. The optional key `release_crosswalk` names the reference's
-`release_sce.csv` (`module, survey_year, survey_month, release_date` [+ `source`], validated by
-hhx.surveys.release_dates), which then supplies release_date and release_date_source; it must
-cover every module-month read.
+workbook is required. The key `release_crosswalk` names the reference's `release_sce.csv`
+(validated by hhx.surveys.release_dates as the reference's reader does), which then supplies
+release_date and release_date_source; it must cover every module-month read. When that file is
+absent (or the key null) the build says so in one line and uses the lag rule (the reference's
+builder stops).
 
 Outputs, one row per respondent x survey month per module (`sce_<module>.parquet`), the
 reference builder's (`scripts/1_preprocessing/sce.py`) columns and rules, each part documented
@@ -55,6 +56,7 @@ from hhx.surveys.base import (
     sidecar_path,
     write_outputs,
 )
+from hhx.surveys.release_dates import optional_crosswalk
 from hhx.surveys.sce_derived import (
     add_core_derived,
     attach_core_weights,
@@ -158,9 +160,9 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     """Read the SCE workbooks named in `survey.raw` and write the module tables + manifest."""
     started = time.perf_counter()
     jobs, skipped = _resolve(survey, raw_dir)
-    crosswalk = None
-    if survey.raw.get("release_crosswalk"):
-        crosswalk = ReleaseCrosswalk.read(raw_path(survey, "release_crosswalk", raw_dir))
+    path = optional_crosswalk(survey, "release_crosswalk", raw_dir, "SCE",
+                              "the lag rule (survey month + the module's lag)")
+    crosswalk = ReleaseCrosswalk.read(path) if path is not None else None
     pieces = [p for group in _read_all(jobs) for p in group]
     tables, manifest = build_tables(pieces, crosswalk)
     frames = {f"sce_{module}": table for module, table in tables.items()}

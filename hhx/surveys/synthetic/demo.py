@@ -48,7 +48,19 @@ def _at(survey: SurveyConfig, raw_dir: Path, key: str, folder: bool = False) -> 
 def _cps(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
     from hhx.surveys.synthetic.cps import write_synthetic_cps
 
-    return [write_synthetic_cps(_at(survey, raw_dir, "cps_basic"), seed=seed, **s)]
+    written = [write_synthetic_cps(_at(survey, raw_dir, "cps_basic"), seed=seed, **s)]
+    return written + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "cps")
+
+
+def _crosswalk(survey: SurveyConfig, raw_dir: Path, seed: int, key: str, source: str
+               ) -> list[Path]:
+    """The source's release-date crosswalk where its config reads it, byte for byte the file
+    the release_dates demo writes for it (same seed), so either writer may run first."""
+    if not survey.raw.get(key):
+        return []
+    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+
+    return [write_synthetic_crosswalk(_at(survey, raw_dir, key), source, seed=seed)]
 
 
 @writer("fred_qd")
@@ -143,7 +155,7 @@ def _sce(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> l
             shutil.move(path, target)
             shutil.move(sidecar_path(path), sidecar_path(target))
         out.append(target)
-    return out
+    return out + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "sce")
 
 
 @writer("sce_financing")
@@ -151,7 +163,8 @@ def _sce_financing(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
                    ) -> list[Path]:
     from hhx.surveys.synthetic.sce_financing import write_synthetic_fz
 
-    return [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
+    written = [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
+    return written + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "sce")
 
 
 @writer("psid")
@@ -223,7 +236,13 @@ GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
     "fhfa_hpi": "state_macro",
     "bls_laus": "state_macro",
     "bea_sainc": "state_macro",
-    "cps": ("cps", "cps_people", "cps_ui_policy"),  # job finding follows the UI-policy file
+    "cps": ("cps", "cps_people", "cps_ui_policy",  # job finding follows the UI-policy file
+            "release_dates"),  # and its release-date crosswalk
+    "sce": ("sce", "release_dates"),
+    "sce_financing": ("sce_financing", "release_dates"),
+    "psid": ("psid", "release_dates"),
+    "mich": ("mich", "release_dates"),
+    "census": ("census", "release_dates"),
 }
 
 

@@ -5,7 +5,8 @@ are meant to look plausible, not estimated from the PSID.
 
 World. Between waves, each year: deaths by age, family attrition (about 0.6% a year; the Latino
 sample leaves after 1995), divorce, marriage of single reference persons to non-sample spouses
-(person numbers from 170), births (from 30), children of 18+ splitting off into their own family,
+(person numbers from 170; they take the lineage, ER30001, of the family they join, as in
+PSID-SHELF), births (from 30), children of 18+ splitting off into their own family,
 moves, in 1997 a sample reduction (60% of the families are no longer followed, more than the
 PSID's own cut, to keep the demo small), tenure changes (renters buy more often with higher
 income, savings and marriage), and wealth: liquid assets earn a return and receive savings out
@@ -256,7 +257,11 @@ class _World:
                 else:
                     self.leave(sp)
             elif sp < 0 and 20 <= year - birth[rp] <= 55 and d.u() < 0.09:
-                lineage = float(er30001[rp]) if d.u() < 0.95 else float("nan")
+                # PSID-SHELF gives a married-in (non-sample) spouse the lineage of the family
+                # joined: every partner of an SRC adult is an SRC adult too, which the
+                # reference's split groups (connected components over SRC adults) rely on.
+                d.u()  # the draw of an earlier version: keeps every later draw as it was
+                lineage = float(er30001[rp])
                 kin = race[rp] if d.u() < 0.85 else self._race(family.subsample)
                 partner = self.person(er30001[rp], "moved", 3 - sex[rp],
                                       birth[rp] + int(d.u() * 10) - 4, kin, family.subsample,

@@ -30,6 +30,7 @@ from hhx.surveys.release_dates import (
 from hhx.surveys.synthetic import write_sidecar
 
 CEX_YEARS = [1980, 1981, *range(1984, 2025)]
+SCE_END = "2026-06"  # the SCE demo's last month (conf/survey/sce.yaml demo.end)
 # The Michigan and Census builders require these three fields on every row, as the reference's.
 _PROVENANCE_COLUMNS = ["source", "source_url", "comments"]
 _PROVENANCE = ("Synthetic placeholder release date", "https://example.invalid/synthetic",
@@ -73,9 +74,12 @@ def synthetic_psid_crosswalk(*, seed: int) -> pd.DataFrame:
 
 def synthetic_crosswalks(*, seed: int, cps_start: str = "1976-01", cps_end: str = "2026-06",
                          mich_start: str = "1978-01", mich_end: str = "2026-02",
-                         sce_start: str = "2013-06", sce_end: str = "2025-12",
+                         sce_start: str = "2013-06", sce_end: str = SCE_END,
                          ) -> dict[str, pd.DataFrame]:
-    """The six crosswalks as frames, in the order and columns written."""
+    """The six crosswalks as frames, in the order and columns written. The default spans
+    cover every month the CPS and SCE demos write (the reference's builders stop at a month
+    their crosswalk lacks: CPS 1976-01 to 2026-06; SCE 2013-06 to 2026-06 for every module,
+    so also the housing module's February waves, which house_sce_financing's script reads)."""
     rng = np.random.default_rng(int(seed))
     cps = []
     for y, m in _months(cps_start, cps_end):
