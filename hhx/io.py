@@ -210,3 +210,19 @@ def gzip_writer(path: str | os.PathLike[str], compresslevel: int = 9) -> Iterato
     with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                                                 compresslevel=compresslevel, mtime=0) as gz:
         yield gz
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An exclusive lock on `path` (created), held for the block: serialises writers of one folder
+    across processes (parallel sweeps share data folders and manifests)."""
+    import fcntl
+
+    lock = Path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -28,14 +28,12 @@ downloaded release (data=official) is never written to: the run directory gets t
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
 import hashlib
 import io
 import json
 import platform
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import DataError
-from hhx.io import temp_dir, write_csv_atomic, write_text_atomic
+from hhx.io import file_lock, temp_dir, write_csv_atomic, write_text_atomic
 
 from . import splits as sp
 
@@ -108,18 +106,6 @@ def diagnostics_root(root: str | Path) -> Path:
 def _write_ready(path: Path, value: dict[str, Any]) -> Path:
     text = json.dumps(value, indent=2, sort_keys=True, allow_nan=False) + "\n"
     return write_text_atomic(path, text)
-
-
-@contextlib.contextmanager
-def _lock(folder: Path) -> Iterator[None]:
-    """Serialise the manifest upserts of tasks fitted by parallel jobs."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".hhx_baselines.lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _upsert(path: Path, task_name: str, rows: pd.DataFrame, columns: Sequence[str]) -> Path:
@@ -299,7 +285,7 @@ def publish(pub: Publication, root: str | Path, out: str | Path) -> dict[str, Pa
     data = root / BASELINES_DIR
     provenance = sha256_json({"table_sha256": sha256_file(pub.table_path),
                               "sidecar_sha256": sha256_file(pub.sidecar_path)})
-    with _lock(out):
+    with file_lock(out / ".hhx_baselines.lock"):
         models = pd.DataFrame([_save_model(out, pub, r, provenance) for r in pub.models],
                               columns=list(MODEL_COLUMNS))
         importance = pd.DataFrame([row for r in pub.models for row in _importance(pub, r)],
@@ -323,7 +309,7 @@ def publish(pub: Publication, root: str | Path, out: str | Path) -> dict[str, Pa
             "model_manifest_sha256": sha256_file(out / "xgboost_model_manifest.csv"),
             "training_profiles": TRAINING_PROFILES, "runtime": runtime_identity(),
             "multi_output_strategy": MULTI_OUTPUT_STRATEGY})
-    with _lock(data):
+    with file_lock(data / ".hhx_baselines.lock"):
         files["baselines"] = write_csv_atomic(data / f"{pub.task_name}.csv", pub.frame)
         row = {"task_id": pub.task_name,
                "prediction_file": f"data/householdbench/baselines/{pub.task_name}.csv",

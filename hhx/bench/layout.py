@@ -16,12 +16,10 @@ Eval-sample layout: `{root}/pre_cutoff/<task>.jsonl`, `{root}/post_cutoff/<task>
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime as dt
-import fcntl
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ import pandas as pd
 from hhx import __version__
 from hhx.config import Mode, TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.io import atomic_path, write_csv_atomic, write_json_atomic
+from hhx.io import atomic_path, file_lock, write_csv_atomic, write_json_atomic
 
 from . import manifests as mf
 from . import splits as sp
@@ -426,18 +424,6 @@ def load_bench_task(
 # Writers
 
 
-@contextlib.contextmanager
-def _root_lock(root: Path) -> Iterator[None]:
-    """Serialise manifest upserts of tasks built in parallel processes."""
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / ".hhx_manifest.lock").open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _check_provenance(root: Path, task_name: str, synthetic: bool) -> None:
     """Demo and real builds never share a root, so a demo task cannot pass for real data."""
     prov = read_provenance(root) or {}
@@ -520,7 +506,7 @@ def write_release_task(
     for i, record in enumerate(records):
         check_prompt_record(record, f"{where} prompt record {i}")
 
-    with _root_lock(root):
+    with file_lock(root / ".hhx_manifest.lock"):  # parallel builds upsert the manifests
         _check_provenance(root, spec.name, synthetic)
         write_csv_atomic(paths["table"], typed)
         _write_prompts(paths["prompts"], records, compact_prompts)

@@ -9,13 +9,10 @@ Downstream stages only ever see the resulting `BenchTask`.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib
 import logging
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +23,7 @@ from hhx import __version__
 from hhx.bench.layout import BenchTask, load_bench_task, release_paths
 from hhx.config import DataSource, SurveyConfig, TaskConfig, as_plain
 from hhx.errors import ConfigError, DataError, HhxError
-from hhx.io import sweep_stale_temps
+from hhx.io import file_lock, sweep_stale_temps
 from hhx.progress import progress
 from hhx.surveys.base import BuildReport
 from hhx.surveys.freshness import (
@@ -77,18 +74,6 @@ def build_survey(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildRep
     report.seconds = report.seconds or time.perf_counter() - t0
     log.info("built survey %s: %s", survey.name, report.rows)
     return report
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Serialise builds of one data directory across processes (parallel sweeps share it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 # --------------------------------------------------------------------------------------------

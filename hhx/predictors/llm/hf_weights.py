@@ -69,7 +69,7 @@ def hf_folder(spec: str, cache_dir: Path | None = None) -> Path:
         fp = file_fingerprint(gguf)
         dest = (cache_dir or weights_cache_dir()) / f"{gguf.stem}-{fp['sha256_head_tail'][:16]}"
         if not (dest / CONVERTED_MARK).is_file():
-            from hhx.stages.data import file_lock
+            from hhx.io import file_lock
 
             with file_lock(dest.with_name(dest.name + ".lock")):
                 if not (dest / CONVERTED_MARK).is_file():

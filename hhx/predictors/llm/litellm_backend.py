@@ -20,9 +20,9 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
+from hhx.predictors.llm.deadline import backstop_s
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
-from hhx.predictors.llm.deadline import backstop_s
 from hhx.predictors.llm.probe import endpoint_for, probe
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, read_api_key, settings_from_config
