@@ -97,3 +97,26 @@ def test_llamacpp_k_draws_equal_bare_consecutive_calls(tmp_path):
             for d in range(K)
         ])
     assert draws == bare
+
+
+def test_llamacpp_requests_run_on_one_thread_for_the_models_life(tmp_path, monkeypatch):
+    """ggml's CPU threads are an OpenMP team tied to the calling thread: every draw, of every
+    predict call, runs on the same thread (not one thread per request)."""
+    import threading
+
+    import llama_cpp
+
+    threads = []
+    original = llama_cpp.Llama.create_chat_completion
+
+    def recording(self, *args, **kwargs):
+        threads.append(threading.get_ident())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp.Llama, "create_chat_completion", recording)
+    predictor = make_predictor(_cfg(tmp_path)).fit(TASK)
+    predictor.predict(TASK, examples_frame(users()[:1], system=SYSTEM))
+    predictor.predict(TASK, examples_frame(users()[1:2], system=SYSTEM))
+    predictor.close()
+    assert len(threads) == 2 * K and len(set(threads)) == 1
+    assert threads[0] != threading.get_ident()  # not the caller's (an asyncio loop runs there)
