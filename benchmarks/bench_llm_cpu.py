@@ -12,7 +12,9 @@ in the same run, per mode:
   `--requantize null` (or q4_0, f16) measures another format;
 - `server`: llama-cpp-python's server (`python -m llama_cpp.server`: one request at a time, no
   `n`) through hhx's litellm backend (`model=llamacpp_server`) vs bare HTTP POSTs to it.
-Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
+Each K of `--k` (default 1,16) is measured in each mode, all in one run; the header gives the
+machine's 1-minute load average over the run (compare ratios, not absolute rates, when it is
+high). Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
 valid-draw rate, and examples with a valid K-draw answer. Model loading and imports are outside
 the timings; hhx starts from an empty cache. The two sides take turns prompt by prompt (ABBA), so
 a drifting machine load weighs on both alike; before each turn on the server its prompt cache is
