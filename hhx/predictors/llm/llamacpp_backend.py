@@ -8,7 +8,13 @@ llama-cpp-python's own default is half the cores (one of two here), and ggml's t
 each other at every step, so a thread on a busy core slows them all (on 2 cores at load 10, prompt
 evaluation with 2 threads ran at half the speed of 1 thread).
 One model instance answers one request at a time; llama.cpp has no `n`, so K draws are K
-requests with seeds seed+i (an identical prompt is re-used from llama.cpp's prompt cache).
+requests with seeds seed+i, sent one after another (engine order: an example's draws in a row,
+max_concurrency 1), so draws 2..K of a prompt re-use the first draw's evaluated prompt
+(llama-cpp-python keeps the longest common token prefix in the KV cache and evaluates only the
+rest: one token for a repeated prompt), and the next prompt re-uses the shared system/lead text.
+Measured (issue 34): one ~520-token prompt evaluation per prompt for K=16, as the bare loop.
+Draws are not batched as parallel sequences nor restored from saved state: either would change
+the float path and so the answers recorded for the same seeds (tests/test_llm_kdraws.py).
 `model.timeout_s` does not apply here; the answer budget (`decoding.max_tokens`) bounds the work.
 
 `model.requantize` (q8_0 | q4_0 | f16 | null) runs the model from a copy of the GGUF converted
@@ -17,9 +23,11 @@ constrained answers prompt evaluation is nearly all the time, and llama.cpp's AV
 Q4_1 (the packaged SmolLM2 file) are the slowest of these. The run's identity (and so its cache
 key) names the source file and the format, so answers of different weights never mix.
 
-Each request runs in its own daemon thread, and `abort()` (Ctrl-C) makes the model stop at its
-next evaluation step (`_AbortableLlama.eval`), so an interrupt never waits for a whole answer,
-nor does the interpreter wait for the thread on exit.
+Requests run on one daemon thread per model, kept for its life (as the bare loop and llama.cpp's
+server run theirs): ggml's CPU threads are an OpenMP team tied to the thread that calls it, so a
+new thread per request built and tore down a team for every draw. `abort()` (Ctrl-C) makes the
+model stop at its next evaluation step (`_AbortableLlama.eval`), so an interrupt never waits for
+a whole answer, nor does the interpreter wait for the thread on exit.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import functools
 import hashlib
 import importlib.util
 import logging
+import queue
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -170,6 +179,8 @@ class LlamaCppTransport:
         llama_class.abort_event = self._abort
         self.llm = llama_class(model_path=str(weights), **options)
         self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Call, Any]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
 
     def abort(self) -> None:
         """Stop the generation in progress (and any later one, until `reset`) at its next step."""
@@ -187,14 +198,13 @@ class LlamaCppTransport:
 
     def _complete(self, call: Call) -> Response:
         kwargs = completion_kwargs(self.settings, call)
-        with self._lock:
-            try:
-                out = self.llm.create_chat_completion(**kwargs)
-            except _Aborted:
-                raise TransportError("interrupted", "interrupted (Ctrl-C)") from None
-            except ValueError as exc:  # llama-cpp-python's "exceed context window" error
-                kind = "context_window_exceeded" if "context" in str(exc) else "bad_request"
-                raise TransportError(kind, clip(str(exc))) from None
+        try:
+            out = self.llm.create_chat_completion(**kwargs)
+        except _Aborted:
+            raise TransportError("interrupted", "interrupted (Ctrl-C)") from None
+        except ValueError as exc:  # llama-cpp-python's "exceed context window" error
+            kind = "context_window_exceeded" if "context" in str(exc) else "bad_request"
+            raise TransportError(kind, clip(str(exc))) from None
         choices = [
             Choice(text=str(c["message"].get("content") or ""), finish_reason=c.get("finish_reason"))
             for c in out.get("choices", [])
@@ -211,9 +221,17 @@ class LlamaCppTransport:
             cost_usd=cost_from_usage(self.prices, prompt_tokens, completion_tokens),
         )
 
+    def _worker(self) -> None:
+        """The one thread that runs this model, for the transport's life (see the module doc)."""
+        while True:
+            call, done = self._jobs.get()
+            try:
+                result, error = self._complete(call), None
+            except BaseException as exc:  # handed to the waiting coroutine
+                result, error = None, exc
+            done(result, error)
+
     async def send(self, call: Call) -> Response:
-        # A daemon thread of its own, not asyncio.to_thread: the default executor's threads are
-        # joined at exit, which would make Ctrl-C wait for the answer being generated.
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Response] = loop.create_future()
 
@@ -225,17 +243,18 @@ class LlamaCppTransport:
             else:
                 future.set_result(result)
 
-        def target() -> None:
-            try:
-                result, error = self._complete(call), None
-            except BaseException as exc:  # handed to the waiting coroutine
-                result, error = None, exc
+        def done(result: Any, error: BaseException | None) -> None:
             try:
                 loop.call_soon_threadsafe(deliver, result, error)
             except RuntimeError:  # the loop is gone (interrupted run): nobody waits
                 pass
 
-        threading.Thread(target=target, name="hhx-llamacpp", daemon=True).start()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._worker, name="hhx-llamacpp",
+                                                 daemon=True)
+                self._thread.start()
+        self._jobs.put((call, done))
         return await future
 
 
