@@ -145,10 +145,65 @@ def _quiet_exit() -> None:
     os._exit(0)
 
 
+# What a sweep folder holds before any cell has run (or when every cell was only estimated).
+SWEEP_BOOKKEEPING = {"multirun.yaml", "sweep.json"}
+
+
+def _nothing_ran(sweep_dir: Path) -> bool:
+    import json
+
+    for path in sweep_dir.rglob("*"):
+        if path.is_dir() or ".hydra" in path.parts or path.suffix == ".log":
+            continue
+        if path.name in SWEEP_BOOKKEEPING and path.parent == sweep_dir:
+            continue
+        if path.name == "sweep_cell.json":  # a cell's record: only a dry run's or a start's
+            try:
+                status = json.loads(path.read_text(encoding="utf-8")).get("status")
+            except (OSError, ValueError):
+                status = None
+            if status in ("dry_run", "started"):
+                continue
+        return False
+    return True
+
+
+def remove_unfinished_sweep() -> None:
+    """Ctrl-C in a sweep where no cell ran (a dry run, or still starting): remove its folder."""
+    import shutil
+
+    callback = sys.modules.get("hhx.sweeps.callback")
+    sweep_dir = getattr(callback, "STARTED", {}).get("sweep_dir") if callback else None
+    if sweep_dir is None or not sweep_dir.is_dir() or not _nothing_ran(sweep_dir):
+        return
+    shutil.rmtree(sweep_dir, ignore_errors=True)
+    parent = sweep_dir.parent  # the day's folder, and multirun/, when left empty
+    for folder in (parent, parent.parent):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line and exit 130 at once (no teardown: a worker thread may still run)."""
+    try:
+        remove_unfinished_sweep()
+    except OSError:
+        pass
+    print("hhx: error: interrupted (Ctrl-C); what was finished is kept, run the same command "
+          "again to go on", file=sys.stderr)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 def _job(cfg: Any) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
+    from hhx.cli_errors import job_started
     from hhx.config_check import validate_config
     from hhx.stages import dispatch
+
+    job_started()  # from here on an error is the job's (hhx/cli_errors.py)
 
     # In a sweep a failing cell is recorded (hhx/sweeps/cell.py) and the other jobs go on; the
     # sweep's summary then exits non-zero (hhx/sweeps/callback.py). The sweep layer (pandas...)
@@ -237,6 +292,7 @@ def _hydra_main() -> float | None:
 
     import hydra
 
+    from hhx import cli_errors
     from hhx.config import register_configs
     from hhx.paths import register_resolvers as register_path_resolvers
     from hhx.sweeps.grid import register_resolvers
@@ -251,6 +307,7 @@ def _hydra_main() -> float | None:
     register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
     _skip_mode_probe()
+    cli_errors.install()  # a command Hydra cannot compose: one line with "did you mean"
     entry = hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")(_job)
     return entry()
 
@@ -270,6 +327,8 @@ def main() -> float | None:
     try:
         sys.argv[1:] = expand_task_sets(args)
         return _hydra_main()
+    except KeyboardInterrupt:  # Ctrl-C outside a stage's own handling (start-up, a dry run...)
+        interrupted()
     except OSError as exc:  # e.g. Hydra cannot create the run folder on a full disk
         if exc.errno not in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EDQUOT):
             raise
