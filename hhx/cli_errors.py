@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 import sys
 from typing import Any
@@ -163,11 +164,11 @@ def install() -> None:
             return func()
         except (HydraException, OmegaConfBaseException) as exc:
             if _state["job_started"] or hydra_utils._is_env_set("HYDRA_FULL_ERROR"):
-                return report(lambda: _reraise(exc))
+                return report(functools.partial(_reraise, exc))
             print(f"hhx: error: {error_line(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
         except Exception as exc:
-            return report(lambda: _reraise(exc))
+            return report(functools.partial(_reraise, exc))
 
     run_and_report.hhx_one_line = True  # type: ignore[attr-defined]
     hydra_utils.run_and_report = run_and_report
