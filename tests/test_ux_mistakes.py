@@ -66,6 +66,13 @@ def test_a_required_setting_names_what_it_is(tmp_path):
     assert "add model.name=<value>" in line
 
 
+def test_an_unset_api_key_is_one_line_before_any_run_is_opened(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    line = one_error_line(hhx(tmp_path, "model=gpt_5_mini"))
+    assert "OPENAI_API_KEY is not set" in line
+    left_nothing(tmp_path)  # no FAILED MLflow run, no run folder: nothing was attempted
+
+
 class Trap:
     """A local 'hub' that accepts connections and counts them (none may come)."""
 

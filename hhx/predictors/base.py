@@ -90,9 +90,11 @@ def _check(cfg: HhxConfig) -> None:
     if key != "litellm":
         return
     from hhx.predictors.llm.probe import preflight as endpoint_preflight
-    from hhx.predictors.llm.settings import settings_from_config
+    from hhx.predictors.llm.settings import read_api_key, settings_from_config
 
-    endpoint_preflight(settings_from_config(cfg))
+    settings = settings_from_config(cfg)
+    read_api_key(settings)  # a key variable left unset: one line, before anything is opened
+    endpoint_preflight(settings)
 
 
 def make_predictor(cfg: HhxConfig) -> Predictor:
