@@ -17,6 +17,12 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # MLflow's "Downloading artifacts" bars (one per artifact read back, e.g. by the leaderboard).
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+# joblib's (loky's) resource tracker, a child process, warns of "leaked semlock objects" when hhx
+# leaves at once on Ctrl-C; the OS reclaims them. Children read this variable when they start.
+_QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+if _QUIET_TRACKER not in os.environ.get("PYTHONWARNINGS", ""):
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        w for w in (os.environ.get("PYTHONWARNINGS"), _QUIET_TRACKER) if w)
 
 from hhx.errors import HhxError, os_error_line  # noqa: E402
 from hhx.paths import conf_dir  # noqa: E402
