@@ -29,6 +29,9 @@ from hhx.paths import conf_dir  # noqa: E402
 from hhx.startup import pause_gc, resume_gc  # noqa: E402
 
 log = logging.getLogger("hhx")
+# MLflow's "Creating initial MLflow database tables..." / "Updating database tables" on a new
+# store: library chatter on the console (a mistaken sweep printed them before its one line).
+logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
 
 # conf/ beside the package (working copy) or inside it (a wheel); an absolute path works from any
 # cwd and for both `python -m hhx` and the `hhx` console script.
@@ -151,50 +154,11 @@ def _quiet_exit() -> None:
     os._exit(0)
 
 
-# What a sweep folder holds before any cell has run (or when every cell was only estimated).
-SWEEP_BOOKKEEPING = {"multirun.yaml", "sweep.json"}
-
-
-def _nothing_ran(sweep_dir: Path) -> bool:
-    import json
-
-    for path in sweep_dir.rglob("*"):
-        if path.is_dir() or ".hydra" in path.parts or path.suffix == ".log":
-            continue
-        if path.name in SWEEP_BOOKKEEPING and path.parent == sweep_dir:
-            continue
-        if path.name == "sweep_cell.json":  # a cell's record: only a dry run's or a start's
-            try:
-                status = json.loads(path.read_text(encoding="utf-8")).get("status")
-            except (OSError, ValueError):
-                status = None
-            if status in ("dry_run", "started"):
-                continue
-        return False
-    return True
-
-
-def remove_unfinished_sweep() -> None:
-    """Ctrl-C in a sweep where no cell ran (a dry run, or still starting): remove its folder."""
-    import shutil
-
-    callback = sys.modules.get("hhx.sweeps.callback")
-    sweep_dir = getattr(callback, "STARTED", {}).get("sweep_dir") if callback else None
-    if sweep_dir is None or not sweep_dir.is_dir() or not _nothing_ran(sweep_dir):
-        return
-    shutil.rmtree(sweep_dir, ignore_errors=True)
-    parent = sweep_dir.parent  # the day's folder, and multirun/, when left empty
-    for folder in (parent, parent.parent):
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-
-
 def interrupted() -> None:
     """Ctrl-C: one line and exit 130 at once (no teardown: a worker thread may still run)."""
-    try:
-        remove_unfinished_sweep()
-    except OSError:
-        pass
+    from hhx.sweeps.leftover import remove_unfinished_sweep
+
+    remove_unfinished_sweep()
     print("hhx: error: interrupted (Ctrl-C); what was finished is kept, run the same command "
           "again to go on", file=sys.stderr)
     logging.shutdown()

@@ -121,6 +121,10 @@ def _one_line(text: str) -> str:
 
 def error_line(exc: BaseException) -> str:
     """One line for a Hydra/OmegaConf error raised while composing the command's config."""
+    return _line(exc).removeprefix("hhx: error: ")  # hhx's own launchers word theirs already
+
+
+def _line(exc: BaseException) -> str:
     from hydra.errors import MissingConfigException
 
     if isinstance(exc, MissingConfigException) and getattr(exc, "missing_cfg_file", None):
@@ -166,6 +170,9 @@ def install() -> None:
             if _state["job_started"] or hydra_utils._is_env_set("HYDRA_FULL_ERROR"):
                 return report(functools.partial(_reraise, exc))
             print(f"hhx: error: {error_line(exc)}", file=sys.stderr)
+            from hhx.sweeps.leftover import remove_unfinished_sweep
+
+            remove_unfinished_sweep()  # a sweep's folder made before its cells were composed
             raise SystemExit(2) from None
         except Exception as exc:
             return report(functools.partial(_reraise, exc))

@@ -60,6 +60,17 @@ def test_a_mistake_is_one_line_with_the_closest_name_and_leaves_nothing(tmp_path
     left_nothing(tmp_path)
 
 
+def test_a_misspelt_sweep_value_is_one_line_and_leaves_no_sweep_folder_or_run(tmp_path):
+    import sqlite3
+
+    line = one_error_line(hhx(tmp_path, "--multirun", "model=no_chang,xgboost"))
+    assert "did you mean model=no_change?" in line
+    assert not (tmp_path / "multirun").exists() and not (tmp_path / "outputs").exists()
+    if (tmp_path / "mlflow.db").exists():  # the sweep prepares the store first: no run in it
+        with sqlite3.connect(tmp_path / "mlflow.db") as db:
+            assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
 def test_a_required_setting_names_what_it_is(tmp_path):
     line = one_error_line(hhx(tmp_path, "model=openai_compatible"))
     assert "model=openai_compatible needs it: the served model name" in line
