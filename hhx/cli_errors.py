@@ -67,25 +67,28 @@ def missing_option_line(exc: Any) -> str:
         return f"{group}={option}: there is no config group {group}{hint} (hhx --help lists them)"
     options = groups[group]
     near = _close(option, options)
-    hint = f"; did you mean {group}={near}?" if near else ""
-    where = ("hhx stage=list lists them" if group in ("task", "model")
-             else f"options: {', '.join(options)}")
-    return f"{group}={option}: no {group} named {option}{hint} ({where})"
+    if near:
+        where = "hhx stage=list lists them" if group in ("task", "model") else (
+            f"options: {', '.join(options)}")
+        return f"{group}={option}: no {group} named {option}; did you mean {group}={near}? ({where})"
+    return f"{group}={option}: no {group} named {option}; one of: {', '.join(options)}"
 
 
-def unknown_key_line(key: str, cause: Any) -> str:
-    """`data.max_exampls=5` / `modle=no_change`: the closest key, or group with its option."""
+def unknown_key_line(key: str, missing: str, cause: Any) -> str:
+    """`data.max_exampls=5` / `modle=no_change` / `model.xgbost.threads=1`: the closest key (or
+    group, with its option) put in place of the unknown part."""
     from hhx.config import HhxConfig
 
     value = _given(key)
-    prefix, _, leaf = key.rpartition(".")
+    parts = key.split(".")
+    at = parts.index(missing) if missing in parts else len(parts) - 1
     known = _schema_fields(getattr(cause, "object_type", None))
-    if not prefix:  # a top-level name: a setting, or a config group (model=, data=...)
+    if at == 0:  # a top-level name: a setting, or a config group (model=, data=...)
         known = sorted(set(_schema_fields(HhxConfig)) | set(config_groups()))
-    near = _close(leaf, known)
+    near = _close(parts[at], known)
     if near is None:
         return f"unknown setting {key}" + (f"; known there: {', '.join(known)}" if known else "")
-    fixed = f"{prefix}.{near}" if prefix else near
+    fixed = ".".join([*parts[:at], near, *parts[at + 1:]])
     return f"unknown setting {key}; did you mean {fixed}" + (
         f"={value}?" if value is not None else "?")
 
@@ -132,8 +135,14 @@ def _line(exc: BaseException) -> str:
     chain = [exc] + ([exc.__cause__] if exc.__cause__ is not None else [])
     text = " ".join(_one_line(e) for e in chain)
     match = re.search(r"Could not override '([^']+)'", text)
-    if match and re.search(r"Key '[^']+' not in", text):
-        return unknown_key_line(match.group(1), exc.__cause__)
+    missing = re.search(r"Key '([^']+)' not in", text)
+    if match and missing:
+        return unknown_key_line(match.group(1), missing.group(1), exc.__cause__)
+    match = re.search(r"Value '(.*?)' of type '\w+' could not be converted to (\w+)"
+                      r".*?full_key: ([\w.]+)", text)
+    if match:
+        value, kind, key = match.groups()
+        return f"{key}={value}: not a valid {kind.lower()}; give {key}=<{kind.lower()}>"
     match = re.search(r"Missing mandatory value: ([\w.]+)", text)
     if match:
         return missing_value_line(match.group(1))

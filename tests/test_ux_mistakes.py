@@ -48,6 +48,9 @@ MISTAKES = [
     (("data=offical",), "did you mean data=official?"),
     (("model=openai_compatible",), "model.name is required"),
     (("stage=describe", "task=labor_cps_jobfnd"), "did you mean task=labor_cps_jobfind?"),
+    (("model.xgbost.threads=1",), "did you mean model.xgboost.threads=1?"),
+    (("data.max_examples=many",), "data.max_examples=many: not a valid integer"),
+    (("task=no_such_task",), "one of: cons_cex_categories,"),  # no close name: every task
 ]
 
 
