@@ -154,8 +154,7 @@ def _line(exc: BaseException) -> str:
         near = _close(bad, options)
         hint = f"; did you mean {key}={near}?" if near else ""
         return f"{key}={bad} is not one of {', '.join(options)}{hint}"
-    return _one_line(exc.__cause__ or exc) if isinstance(exc.__cause__, Exception) else (
-        _one_line(exc))
+    return text  # anything else: Hydra's words and their cause, on one line
 
 
 def _reraise(exc: BaseException) -> None:
