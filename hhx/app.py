@@ -17,12 +17,21 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # MLflow's "Downloading artifacts" bars (one per artifact read back, e.g. by the leaderboard).
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+# joblib's (loky's) resource tracker, a child process, warns of "leaked semlock objects" when hhx
+# leaves at once on Ctrl-C; the OS reclaims them. Children read this variable when they start.
+_QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+if _QUIET_TRACKER not in os.environ.get("PYTHONWARNINGS", ""):
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        w for w in (os.environ.get("PYTHONWARNINGS"), _QUIET_TRACKER) if w)
 
 from hhx.errors import HhxError, os_error_line  # noqa: E402
 from hhx.paths import conf_dir  # noqa: E402
 from hhx.startup import pause_gc, resume_gc  # noqa: E402
 
 log = logging.getLogger("hhx")
+# MLflow's "Creating initial MLflow database tables..." / "Updating database tables" on a new
+# store: library chatter on the console (a mistaken sweep printed them before its one line).
+logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
 
 # conf/ beside the package (working copy) or inside it (a wheel); an absolute path works from any
 # cwd and for both `python -m hhx` and the `hhx` console script.
@@ -145,10 +154,26 @@ def _quiet_exit() -> None:
     os._exit(0)
 
 
+def interrupted() -> None:
+    """Ctrl-C: one line and exit 130 at once (no teardown: a worker thread may still run)."""
+    from hhx.sweeps.leftover import remove_unfinished_sweep
+
+    remove_unfinished_sweep()
+    print("hhx: error: interrupted (Ctrl-C); what was finished is kept, run the same command "
+          "again to go on", file=sys.stderr)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 def _job(cfg: Any) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
+    from hhx.cli_errors import job_started
     from hhx.config_check import validate_config
     from hhx.stages import dispatch
+
+    job_started()  # from here on an error is the job's (hhx/cli_errors.py)
 
     # In a sweep a failing cell is recorded (hhx/sweeps/cell.py) and the other jobs go on; the
     # sweep's summary then exits non-zero (hhx/sweeps/callback.py). The sweep layer (pandas...)
@@ -237,6 +262,7 @@ def _hydra_main() -> float | None:
 
     import hydra
 
+    from hhx import cli_errors
     from hhx.config import register_configs
     from hhx.paths import register_resolvers as register_path_resolvers
     from hhx.sweeps.grid import register_resolvers
@@ -251,6 +277,7 @@ def _hydra_main() -> float | None:
     register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
     _skip_mode_probe()
+    cli_errors.install()  # a command Hydra cannot compose: one line with "did you mean"
     entry = hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")(_job)
     return entry()
 
@@ -270,6 +297,8 @@ def main() -> float | None:
     try:
         sys.argv[1:] = expand_task_sets(args)
         return _hydra_main()
+    except KeyboardInterrupt:  # Ctrl-C outside a stage's own handling (start-up, a dry run...)
+        interrupted()
     except OSError as exc:  # e.g. Hydra cannot create the run folder on a full disk
         if exc.errno not in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EDQUOT):
             raise

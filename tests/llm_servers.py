@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import socket
 import subprocess
@@ -356,7 +357,9 @@ class FaultServer:
             self._httpd.server_close()
 
 
-def wait_ready(url: str, timeout_s: float = 60.0, proc: subprocess.Popen | None = None) -> None:
+def wait_ready(url: str, timeout_s: float = 300.0, proc: subprocess.Popen | None = None) -> None:
+    """Until the server answers /models: a generous ceiling (a busy 2-core machine is slow to
+    load the model), left early when the server process exits."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
@@ -383,12 +386,33 @@ def start_llama_server(
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        wait_ready(url, 60, proc)
+        wait_ready(url, proc=proc)
     except Exception:
         proc.kill()
         proc.wait()
         raise
     return proc, url
+
+
+def stop_server(proc: subprocess.Popen, grace_s: float = 300.0) -> None:
+    """Ask a server to stop (SIGTERM; its whole group when it leads one) and wait until it has
+    exited: a busy machine may take long to run its shutdown, so the ceiling is generous, and a
+    server still alive after it is killed rather than failing the test that used it."""
+    import signal
+
+    leads_group = os.getpgid(proc.pid) == proc.pid if proc.poll() is None else False
+    send = (lambda sig: os.killpg(proc.pid, sig)) if leads_group else proc.send_signal
+    try:
+        send(signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        try:
+            send(signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
 
 
 # --------------------------------------------------------------------------------------------

@@ -100,12 +100,12 @@ def test_xgboost_results_do_not_depend_on_threads(kind):
     assert np.array_equal(out[0], out[1])
 
 
-@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
 def test_core_meter_counts_other_processes_not_this_one():
     """The meter's readings against what the kernel says each process used in the same interval:
     on a busy machine a spinning process gets only part of a core, so the test compares shares,

@@ -106,7 +106,7 @@ def test_ctrl_c_stops_within_two_seconds_and_the_same_command_resumes(tmp_path):
         time.sleep(0.3)
         sent_at = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=300)
         took = time.monotonic() - sent_at
         assert took < 2.0, (took, err[-1500:])
         assert proc.returncode == 130, err[-2000:]

@@ -319,8 +319,9 @@ def test_without_the_ray_extra_no_plugin_warning_and_the_ray_launcher_says_what_
     proc = subprocess.run(
         [sys.executable, str(script), "--multirun", "hydra/launcher=ray", "stage=describe",
          "task=labor_cps_jobfind", "tracking=none", f"hydra.sweep.dir={tmp_path}/sw"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stderr[-2000:]
+        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-2000:]  # a setting's error, like any other
     assert "Error importing" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.count("hhx: error:") == 1
     assert ("hhx: error: hydra/launcher=ray needs Ray and Hydra's Ray launcher: "
             "pip install 'hhx[ray]'") in proc.stderr

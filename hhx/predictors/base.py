@@ -67,14 +67,35 @@ BACKENDS: dict[str, str] = {
 
 def preflight(cfg: HhxConfig) -> None:
     """Checks that take seconds and save minutes, run before the data and MLflow are opened: an
-    API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py)."""
+    API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py); an
+    open-weight model's weights must be here (hhx/predictors/llm/weights_check.py). Once per
+    config: the app runs it before the evaluate stage's imports, the stage again when called alone."""
+    if any(seen is cfg for seen in _PREFLIGHTED):
+        return
+    _check(cfg)
+    _PREFLIGHTED.append(cfg)
+
+
+# The configs already checked (compared by identity; a process runs one or a few).
+_PREFLIGHTED: list[Any] = []
+
+
+def _check(cfg: HhxConfig) -> None:
     backend = cfg.model.backend
-    if (backend.value if hasattr(backend, "value") else str(backend)) != "litellm":
+    key = backend.value if hasattr(backend, "value") else str(backend)
+    if key in ("vllm", "transformers", "llamacpp"):
+        from hhx.predictors.llm.weights_check import check_local_weights
+
+        check_local_weights(cfg.model, key)
+        return
+    if key != "litellm":
         return
     from hhx.predictors.llm.probe import preflight as endpoint_preflight
-    from hhx.predictors.llm.settings import settings_from_config
+    from hhx.predictors.llm.settings import read_api_key, settings_from_config
 
-    endpoint_preflight(settings_from_config(cfg))
+    settings = settings_from_config(cfg)
+    read_api_key(settings)  # a key variable left unset: one line, before anything is opened
+    endpoint_preflight(settings)
 
 
 def make_predictor(cfg: HhxConfig) -> Predictor:

@@ -20,8 +20,22 @@ STAGES = {
 }
 
 
+def _in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except ValueError:  # not inside a Hydra app
+        return False
+
+
 def dispatch(cfg: DictConfig) -> float | None:
     stage = cfg.stage.value if hasattr(cfg.stage, "value") else str(cfg.stage)
+    if stage == "evaluate" and not _in_sweep():
+        from hhx.predictors.base import preflight
+
+        preflight(cfg)  # missing weights, a dead endpoint: seconds, before pandas and MLflow load
     module = importlib.import_module(STAGES[stage])
     if not getattr(module, "RESUMES_GC", False):  # an evaluate resumes once its run is open
         resume_gc()  # start-up is over (hhx/startup.py)

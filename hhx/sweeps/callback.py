@@ -21,6 +21,8 @@ from hhx.cores import USER_LIMIT_VAR
 from hhx.io import write_json_atomic
 
 log = logging.getLogger(__name__)
+# The sweep folder this process started (the app removes it on Ctrl-C when no cell ran).
+STARTED: dict[str, Path] = {}
 
 
 def expected_cells(config: DictConfig) -> int | None:
@@ -101,6 +103,7 @@ class SweepCallback(Callback):
                 raise SystemExit(2)
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
+        STARTED["sweep_dir"] = sweep_dir  # Ctrl-C before any cell ran removes it (hhx/app.py)
         # joblib's workers get OMP_NUM_THREADS = cores // n_jobs; the user's own stays known
         os.environ.setdefault(USER_LIMIT_VAR, os.environ.get("OMP_NUM_THREADS", ""))
         tracking = config.get("tracking")
