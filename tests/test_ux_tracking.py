@@ -158,3 +158,23 @@ def test_a_run_whose_process_died_is_ended_killed_at_the_next_start_and_no_other
     assert f"pid {victim.pid}" in tags["hhx.failure_reason"]
     assert "run the same command again" in tags["hhx.failure_reason"]
     assert client.get_run(live).data.tags["hhx.pid"] == str(os.getpid())
+
+
+def test_the_printed_mlflow_hint_is_runnable_as_printed():
+    """The hint names the venv's own `mlflow` (not on PATH unless the venv is active) and serves
+    on the host and port its printed addresses use."""
+    import shlex
+    from pathlib import Path as _Path
+    from urllib.parse import urlsplit
+
+    from hhx.tracking.ui import browse_hint
+
+    hint = browse_hint("sqlite:////tmp/hhx-hint.db", "3", "r1")
+    command, _, pages = hint.partition(", then open ")
+    words = shlex.split(command)
+    assert words[0] == "LITELLM_LOCAL_MODEL_COST_MAP=True"
+    assert _Path(words[1]).is_file() and words[2] == "ui"
+    served = f"http://{words[words.index('--host') + 1]}:{words[words.index('--port') + 1]}"
+    for url in pages.replace("(all runs: ", " ").rstrip(")").split():
+        parts = urlsplit(url)
+        assert f"{parts.scheme}://{parts.netloc}" == served

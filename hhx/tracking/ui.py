@@ -20,7 +20,10 @@ addresses it prints (console, leaderboard report) name it and the workflow type.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 MLFLOW_UI_DEFAULT = "http://127.0.0.1:5000"  # where `mlflow ui` serves a local store
 WORKFLOW = "workflowType=machine_learning"
@@ -77,5 +80,15 @@ def browse_hint(tracking_uri: str, experiment_id: str, run_id: str) -> str:
              f"{experiment_url(tracking_uri, experiment_id)})")
     if tracking_uri.startswith(("http://", "https://")):
         return pages
-    return (f"LITELLM_LOCAL_MODEL_COST_MAP=True mlflow ui --backend-store-uri {tracking_uri} "
-            f"--workers 1, then {pages}")
+    # runnable as printed: the mlflow of this interpreter's venv (not on PATH unless the venv is
+    # active), serving on the host and port the printed addresses use
+    host_port = urlsplit(MLFLOW_UI_DEFAULT)
+    return (f"LITELLM_LOCAL_MODEL_COST_MAP=True {mlflow_command()} ui --backend-store-uri "
+            f"{tracking_uri} --host {host_port.hostname} --port {host_port.port} --workers 1, "
+            f"then {pages}")
+
+
+def mlflow_command() -> str:
+    """`mlflow` beside this Python (the venv's), else the bare name (found on PATH)."""
+    beside = Path(sys.executable).with_name("mlflow")
+    return str(beside) if beside.is_file() else "mlflow"
