@@ -179,17 +179,32 @@ def _go_when_ready(procs, flags, timeout_s=900):
     (flags / "go").touch()
 
 
+def _results(procs) -> list[dict]:
+    """Each job's last output line (JSON), once every job ended without error."""
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    return outs
+
+
+def _settled(srv, ceiling_s: float = 300.0) -> list[dict]:
+    """The server's log once no request is still pending (bounded by readiness, not a sleep)."""
+    deadline = time.monotonic() + ceiling_s
+    while any(e["status"] == "pending" for e in srv.snapshot()):
+        assert time.monotonic() < deadline, "requests still pending at the server"
+        time.sleep(0.2)
+    return srv.snapshot()
+
+
 @pytest.mark.heavy  # subprocesses
 def test_parallel_identical_jobs_pay_each_request_once(tmp_path):
     n = 12
     with FaultServer(latency_s=0.4) as srv:
         procs = _start_jobs(srv.url, tmp_path / "cache", tmp_path / "flags", 3, n)
         _go_when_ready(procs, tmp_path / "flags")
-        outs = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=600)
-            assert proc.returncode == 0, err[-2000:]
-            outs.append(json.loads(out.strip().splitlines()[-1]))
+        outs = _results(procs)
         log = srv.snapshot()
     answered = srv.successes()
     assert len(answered) == n and set(answered.values()) == {1}  # each request paid once
@@ -211,13 +226,8 @@ def test_parallel_jobs_under_faults_and_time_outs_pay_each_request_at_most_once(
         procs = _start_jobs(srv.url, tmp_path / "cache", tmp_path / "flags", 5, n,
                             JOB_TIMEOUT_S="1.5", JOB_SHUFFLE="1")
         _go_when_ready(procs, tmp_path / "flags")
-        outs = []
-        for proc in procs:
-            out, err = proc.communicate(timeout=600)
-            assert proc.returncode == 0, err[-2000:]
-            outs.append(json.loads(out.strip().splitlines()[-1]))
-        time.sleep(5.5)  # let the hung requests end, so the server's log is complete
-        log = srv.snapshot()
+        outs = _results(procs)
+        log = _settled(srv)  # the hung requests answered late: the server's log is complete
     answered = srv.successes()
     assert len(answered) == n
     assert set(answered.values()) == {1}, {k: v for k, v in answered.items() if v > 1}
