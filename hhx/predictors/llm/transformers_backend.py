@@ -3,8 +3,9 @@
 The path that evaluates a fine-tuned adapter exactly as it was trained: the same HF weights
 (a HF folder, or the bundled GGUF de-quantised once, see hf_weights.py) with the PEFT adapter of
 `model.lora_adapter` applied, generating with the model's own chat template. K draws of one
-prompt are one `generate` call with `num_return_sequences=K` (supports_n: true), seeded with
-the call's seed, so a rerun draws the same answers. Decoding follows `decoding`: sampling when
+prompt are drawn together from one evaluation of the prompt (its cache repeated K times; the same
+tokens as one `generate` call with `num_return_sequences=K`, which evaluates it K times), seeded
+with the call's seed, so a rerun draws the same answers (supports_n: true). Decoding follows `decoding`: sampling when
 a temperature > 0 is set, greedy otherwise. There is no JSON-constrained decoding here
 (supports_json_schema: false). Each prompt is its own `generate` call (its K draws together), so
 an answer never depends on its batch-mates; `model.extra` may set `dtype` (e.g. bfloat16) and `device` (default: cuda if present).
@@ -130,12 +131,12 @@ class TransformersTransport:
         if calls[0].seed is not None:
             torch.manual_seed(int(calls[0].seed))
         started = time.monotonic()
+        kwargs = generation_kwargs(self.settings, n, _batch_budget(calls))
         with torch.inference_mode():
-            out = self.model.generate(
-                **batch,
-                pad_token_id=self.tokenizer.pad_token_id,
-                **generation_kwargs(self.settings, n, _batch_budget(calls)),
-            )
+            out = self._shared_prefill(batch, n, kwargs) if len(calls) == 1 and n > 1 else None
+            if out is None:
+                out = self.model.generate(
+                    **batch, pad_token_id=self.tokenizer.pad_token_id, **kwargs)
         elapsed = time.monotonic() - started
         width = batch["input_ids"].shape[1]
         new = out[:, width:]
@@ -163,6 +164,25 @@ class TransformersTransport:
                 latency_s=elapsed / len(calls),
             ))
         return responses
+
+    def _shared_prefill(self, batch: Any, n: int, kwargs: dict[str, Any]) -> Any:
+        """The K draws of one prompt from one prompt evaluation: the prompt (but its last token)
+        is evaluated once, its cache repeated K times, and generation goes on from there.
+        `num_return_sequences=K` would evaluate the prompt K times (about 3x slower for K = 16 at
+        550 prompt tokens on the CPU); the sampled tokens are the same (same logits, same random
+        stream: checked in tests/test_llm_transformers_prefill.py). None: not possible here."""
+        ids, mask = batch["input_ids"], batch["attention_mask"]
+        if ids.shape[1] < 2:
+            return None
+        prefix = self.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], use_cache=True)
+        cache = getattr(prefix, "past_key_values", None)
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            return None
+        cache.batch_repeat_interleave(n)
+        return self.model.generate(
+            input_ids=ids.repeat_interleave(n, 0), attention_mask=mask.repeat_interleave(n, 0),
+            past_key_values=cache, pad_token_id=self.tokenizer.pad_token_id,
+            **{**kwargs, "num_return_sequences": 1})
 
     def send_batch(self, calls: Sequence[Call]) -> list[Response | TransportError]:
         # One prompt per generate call, seeded by its own seed: an answer never depends on
