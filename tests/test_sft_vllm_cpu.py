@@ -64,6 +64,10 @@ def test_vllm_cpu_serves_k16_constrained_draws_with_a_lora_adapter(tmp_path, mon
         assert all(json.loads(d["raw"])[0] in labels for d in draws)
         assert row.prediction[0] in labels
     assert predictor.run_metrics()["llm/requests_sent"] == 2
+    # the running engine reuses evaluated prompt prefixes across requests (and the K draws share
+    # one prefill within a request): prefix caching as configured, read back from the engine
+    engine = predictor.transport().llm.llm_engine
+    assert engine.vllm_config.cache_config.enable_prefix_caching is True
     identity = predictor.transport().identity()
     assert identity["lora"]["path"] == str(adapter.resolve())
     import vllm.platforms
