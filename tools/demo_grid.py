@@ -1,0 +1,145 @@
+"""Build and evaluate the demo grid in a fresh root and write a digest of everything it produced.
+
+Used to prove that a refactor preserves behaviour: run it on both sides of the change and diff the
+two digests (`--compare A.json B.json`). Every file under the root is hashed (release layout,
+intermediates, demo raw files, baselines, predictions, details, result JSON) after the root path is
+replaced by `<ROOT>` in text files; MLflow runs are read from the SQLite store (params, tags and
+metrics keyed by run name). Only what differs between two identical runs by nature is left out:
+timestamps, durations, run ids, logs, lock files and Hydra's own copy of the command line.
+
+    python tools/demo_grid.py --out /tmp/before.json            # in the checkout to measure
+    python tools/demo_grid.py --compare /tmp/before.json /tmp/after.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# The grid: every task built; no-change and XGBoost on every task; the CPU LLM on one task (the
+# LLM path: prompts, answer schema, cache, aggregation); the leaderboard over all of it.
+COMMANDS: list[list[str]] = [
+    ["stage=build", "task=all"],
+    ["--multirun", "task=all", "model=no_change,xgboost"],
+    ["task=labor_cps_jobfind", "model=smollm2_135m", "data.max_examples=4"],
+    ["stage=leaderboard"],
+]
+
+# Names whose values differ between two identical runs (times, ids, machine-dependent sizes).
+_VOLATILE_KEY = re.compile(
+    r"(time|seconds|_s$|duration|elapsed|run_id|date|host|pid|wall|throughput|per_s|tokens_per|"
+    r"latency|started|finished_at|created|uptime|peak_|rss|cpu_|mlflow\.(user|source|log-model)"
+    r"|run_dir|run_name|cell_key)",
+    re.IGNORECASE,
+)
+_SKIP_FILES = re.compile(
+    r"(\.log$|\.lock$|/\.hydra/|run_info\.json$|sweep_fingerprints\.json$|/mlruns/|mlflow\.db"
+    r"|/\.hhx/|__pycache__|/cache/|leaderboard.*\.(png|svg|pdf|html)$)"
+)
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[/_T ]\d{2}[-:]\d{2}[-:]\d{2}(\.\d+)?")
+
+
+def run_grid(root: Path, python: str) -> None:
+    env = {**os.environ, "HHX_ROOT": str(root), "HHX_NO_PROGRESS": "1"}
+    for args in COMMANDS:
+        print("+ hhx", " ".join(args), flush=True)
+        proc = subprocess.run([python, "-m", "hhx", *args], env=env, cwd=os.getcwd())
+        if proc.returncode != 0:
+            sys.exit(f"demo_grid: `hhx {' '.join(args)}` failed (exit {proc.returncode})")
+
+
+def _normalise(data: bytes, root: Path) -> bytes:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    return _STAMP.sub("<STAMP>", text.replace(str(root), "<ROOT>")).encode()
+
+
+def _run_key(rel: str) -> str:
+    # outputs/<date>/<time>_<stage>_<task>_<model>/... -> outputs/<stage>_<task>_<model>/...
+    return re.sub(r"outputs/[^/]+/\d{2}-\d{2}-\d{2}_", "outputs/", _STAMP.sub("<STAMP>", rel))
+
+
+def file_digest(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if _SKIP_FILES.search("/" + rel):
+            continue
+        out[_run_key(rel)] = hashlib.sha256(_normalise(path.read_bytes(), root)).hexdigest()
+    return out
+
+
+def mlflow_digest(root: Path) -> dict[str, dict[str, str]]:
+    db = root / "mlflow.db"
+    if not db.exists():
+        return {}
+    con = sqlite3.connect(db)
+    runs = dict(con.execute("select run_uuid, name from runs"))
+    out: dict[str, dict[str, str]] = {}
+    for table, value in (("params", "value"), ("tags", "value"), ("latest_metrics", "value")):
+        for run, key, val in con.execute(f"select run_uuid, key, {value} from {table}"):
+            if _VOLATILE_KEY.search(key):
+                continue
+            name = _STAMP.sub("<STAMP>", str(runs.get(run, run)))
+            text = _STAMP.sub("<STAMP>", str(val).replace(str(root), "<ROOT>"))
+            out.setdefault(name, {})[f"{table}:{key}"] = text
+    con.close()
+    return out
+
+
+def compare(a: Path, b: Path) -> int:
+    left, right = json.loads(a.read_text()), json.loads(b.read_text())
+    diffs = 0
+    for section in ("files", "mlflow"):
+        la, rb = left[section], right[section]
+        for key in sorted(set(la) | set(rb)):
+            if la.get(key) != rb.get(key):
+                diffs += 1
+                if diffs <= 60:
+                    print(f"{section}: {key}: {_short(la.get(key))} != {_short(rb.get(key))}")
+    print(f"{len(left['files'])} files, {len(left['mlflow'])} MLflow runs compared; {diffs} differ")
+    return 1 if diffs else 0
+
+
+def _short(value: object) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)[:400]
+    return str(value)[:80]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, help="where to write the digest JSON")
+    ap.add_argument("--root", type=Path, help="root to build in (default: a new temp folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the root afterwards")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    args = ap.parse_args()
+    if args.compare:
+        return compare(*args.compare)
+    if not args.out:
+        ap.error("--out is required unless --compare")
+    root = args.root or Path(tempfile.mkdtemp(prefix="hhx-grid-"))
+    root.mkdir(parents=True, exist_ok=True)
+    run_grid(root.resolve(), sys.executable)
+    digest = {"files": file_digest(root.resolve()), "mlflow": mlflow_digest(root.resolve())}
+    args.out.write_text(json.dumps(digest, indent=1, sort_keys=True))
+    print(f"digest: {len(digest['files'])} files, {len(digest['mlflow'])} runs -> {args.out}")
+    if not args.keep and not args.root:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
