@@ -47,7 +47,15 @@ _SKIP_FILES = re.compile(
     r"(\.log$|\.lock$|/\.hydra/|run_info\.json$|sweep_fingerprints\.json$|/mlruns/|mlflow\.db"
     r"|/\.hhx/|__pycache__|/cache/|leaderboard.*\.(png|svg|pdf|html)$)"
 )
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[/_T ]\d{2}[-:]\d{2}[-:]\d{2}(\.\d+)?")
+_STAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}[/_T ]\d{2}[-:]\d{2}[-:]\d{2}(\.\d+)?|\b\d{2}-\d{2} \d{2}:\d{2}\b"
+)
+# Fields inside JSON, CSV and Parquet files that measure time or memory, not results.
+_VOLATILE_FIELD = re.compile(
+    r"(seconds|_s$|^wall|latency|duration|elapsed|start_time|end_time|timestamp|created_at|per_s$"
+    r"|peak_rss|peak_mb)",
+    re.IGNORECASE,
+)
 
 
 def run_grid(root: Path, python: str) -> None:
@@ -59,7 +67,36 @@ def run_grid(root: Path, python: str) -> None:
             sys.exit(f"demo_grid: `hhx {' '.join(args)}` failed (exit {proc.returncode})")
 
 
-def _normalise(data: bytes, root: Path) -> bytes:
+def _strip(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if not _VOLATILE_FIELD.search(str(k))}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _normalise(data: bytes, root: Path, suffix: str = "") -> bytes:
+    if suffix in {".csv", ".parquet"}:
+        import io
+
+        import pandas as pd
+
+        frame = pd.read_parquet(io.BytesIO(data)) if suffix == ".parquet" else None
+        if frame is None:
+            try:
+                frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+            except Exception:  # not a table: hash as text
+                frame = None
+        if frame is not None and any(_VOLATILE_FIELD.search(str(c)) for c in frame.columns):
+            frame = frame[[c for c in frame.columns if not _VOLATILE_FIELD.search(str(c))]]
+            data = frame.to_csv(index=False).encode()
+        elif suffix == ".parquet":
+            return data
+    if suffix == ".json":
+        try:
+            data = json.dumps(_strip(json.loads(data)), sort_keys=False).encode()
+        except ValueError:
+            pass
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -78,7 +115,7 @@ def file_digest(root: Path) -> dict[str, str]:
         rel = path.relative_to(root).as_posix()
         if _SKIP_FILES.search("/" + rel):
             continue
-        out[_run_key(rel)] = hashlib.sha256(_normalise(path.read_bytes(), root)).hexdigest()
+        out[_run_key(rel)] = hashlib.sha256(_normalise(path.read_bytes(), root, path.suffix)).hexdigest()
     return out
 
 
@@ -126,6 +163,7 @@ def main() -> int:
     ap.add_argument("--root", type=Path, help="root to build in (default: a new temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep the root afterwards")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    ap.add_argument("--digest-only", action="store_true", help="digest --root as it is (no runs)")
     args = ap.parse_args()
     if args.compare:
         return compare(*args.compare)
@@ -133,7 +171,8 @@ def main() -> int:
         ap.error("--out is required unless --compare")
     root = args.root or Path(tempfile.mkdtemp(prefix="hhx-grid-"))
     root.mkdir(parents=True, exist_ok=True)
-    run_grid(root.resolve(), sys.executable)
+    if not args.digest_only:
+        run_grid(root.resolve(), sys.executable)
     digest = {"files": file_digest(root.resolve()), "mlflow": mlflow_digest(root.resolve())}
     args.out.write_text(json.dumps(digest, indent=1, sort_keys=True))
     print(f"digest: {len(digest['files'])} files, {len(digest['mlflow'])} runs -> {args.out}")
