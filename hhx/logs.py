@@ -15,6 +15,7 @@ descriptor 2.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import sys
@@ -87,9 +88,10 @@ class ConsoleFormatter(logging.Formatter):
 
 @contextlib.contextmanager
 def c_stderr_to_log(logger: str) -> Iterator[None]:
-    """What C code prints to file descriptor 2 inside the block goes to `logger` at INFO (the
-    log file) instead of the console; if the block raises, it is written back to the console
-    as it was (it may say why). Verbose, or with no usable descriptor 2: a no-op."""
+    """What a C library prints to stderr inside the block, straight to file descriptor 2 or
+    through Python's `sys.stderr` (llama-cpp-python's log callback), goes to `logger` at INFO
+    (the log file) instead of the console; if the block raises, it is written back to the
+    console as it was (it may say why). Verbose, or with no usable descriptor 2: a no-op."""
     if verbose():
         yield
         return
@@ -99,19 +101,19 @@ def c_stderr_to_log(logger: str) -> Iterator[None]:
     except (OSError, ValueError):
         yield
         return
+    python_level = io.StringIO()
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), 2)
         failed = True
         try:
-            yield
+            with contextlib.redirect_stderr(python_level):
+                yield
             failed = False
         finally:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
             capture.seek(0)
-            text = capture.read().decode("utf-8", "replace")
+            text = capture.read().decode("utf-8", "replace") + python_level.getvalue()
             if failed:
                 sys.stderr.write(text)
                 sys.stderr.flush()
