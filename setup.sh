@@ -20,6 +20,55 @@ find_python() {
   return 1
 }
 
+# llama-cpp-python from source, showing its progress. Only what hhx loads is compiled: the
+# multimodal library (mtmd) is left out (LLAVA_BUILD=OFF: 53 of 193 compile steps); libllama and
+# libggml are built with the same flags either way, so the cache key names only $flags.
+build_llama_cpp() {
+  local version=$1 flags=$2 wheels=$3 log=.venv/llama-cpp-build.log
+  echo "setup.sh: compiling llama-cpp-python $version once (cached as a wheel); measured on 2 cores:" \
+       "about 12 min idle, 25-40 min on a busy machine; progress each minute, full output in $log"
+  local start=$SECONDS
+  if ! CMAKE_ARGS="$flags -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel -v \
+         --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" \
+         "llama-cpp-python==$version" 2>&1 | compile_progress "$log" "$start"; then
+    tail -n 30 "$log" >&2
+    echo "setup.sh: compiling llama-cpp-python failed (full output: $log)" >&2
+    return 1
+  fi
+  echo "setup.sh: llama-cpp-python compiled in $(clock $((SECONDS - start)))"
+}
+
+clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# stdin (the build's output) to $1; every 60 s one line: ninja's step [n/N], elapsed, an estimate.
+compile_progress() {
+  local log=$1 start=$2 last=$SECONDS line n=0 total=0 first=0 rc
+  : > "$log"
+  while true; do
+    if IFS= read -r -t 10 line; then
+      printf '%s\n' "$line" >> "$log"
+      if [[ $line =~ ^[[:space:]]*\[([0-9]+)/([0-9]+)\] ]]; then
+        n=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+        (( first )) || first=$SECONDS
+      fi
+    else
+      rc=$?
+      (( rc > 128 )) || break  # end of output (a timeout only wakes us for the heartbeat)
+    fi
+    (( SECONDS - last >= 60 )) || continue
+    last=$SECONDS
+    local took=$((SECONDS - start)) left=""
+    if (( n > 0 && n < total )); then
+      left=", about $(clock $(( (SECONDS - first) * (total - n) / n ))) left"
+      echo "setup.sh: llama-cpp-python: step $n/$total ($((100 * n / total))%), $(clock $took) elapsed$left"
+    elif (( n == 0 )); then
+      echo "setup.sh: llama-cpp-python: preparing the build (build tools, cmake), $(clock $took) elapsed"
+    else
+      echo "setup.sh: llama-cpp-python: linking and packing the wheel, $(clock $took) elapsed"
+    fi
+  done
+}
+
 if [[ ! -x .venv/bin/python ]]; then
   "$(find_python)" -m venv .venv
 fi
@@ -51,9 +100,7 @@ if [[ $dev == 1 ]]; then
      || ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     wheels="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hhx/wheels/$(echo "$want" | sha256sum | cut -c1-16)"
     if ! compgen -G "$wheels/llama_cpp_python-*.whl" >/dev/null; then
-      echo "setup.sh: building llama-cpp-python $version (once, a few minutes)"
-      CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check \
-        --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
+      build_llama_cpp "$version" "$flags" "$wheels"
     fi
     "${uv[@]}" --no-deps --reinstall "$wheels"/llama_cpp_python-*.whl
     echo "$want" > .venv/.llama-cpp-build
