@@ -20,15 +20,17 @@ find_python() {
   return 1
 }
 
-# llama-cpp-python from source, showing its progress. Only what hhx loads is compiled: the
-# multimodal library (mtmd) is left out (LLAVA_BUILD=OFF: 53 of 193 compile steps); libllama and
-# libggml are built with the same flags either way, so the cache key names only $flags.
+# llama-cpp-python from source, showing its progress. Only the libraries hhx loads are compiled
+# (83 of 193 steps): not the multimodal library (LLAVA_BUILD=OFF) nor llama.cpp's `common`
+# (tools/llama_cpp_libs_only.cmake). libllama and libggml are built with the same flags either
+# way, so the cache key names only $flags.
 build_llama_cpp() {
   local version=$1 flags=$2 wheels=$3 log=.venv/llama-cpp-build.log
+  local only="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE='$PWD/tools/llama_cpp_libs_only.cmake'"
   echo "setup.sh: compiling llama-cpp-python $version once (cached as a wheel); measured on 2 cores:" \
        "about 12 min idle, 25-40 min on a busy machine; progress each minute, full output in $log"
   local start=$SECONDS
-  if ! CMAKE_ARGS="$flags -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel -v \
+  if ! CMAKE_ARGS="$flags $only" .venv/bin/python -m pip wheel -v \
          --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" \
          "llama-cpp-python==$version" 2>&1 | compile_progress "$log" "$start"; then
     tail -n 30 "$log" >&2

@@ -146,9 +146,12 @@ def test_the_console_is_quiet_and_the_run_log_keeps_the_detail(demo):
     assert any(not n.startswith("hhx") and level == "INFO" for n, level in names), names
 
 
-def test_verbose_puts_the_libraries_lines_on_the_console_too(demo):
-    workdir, _ = demo
-    proc = hhx(workdir, "--verbose", f"task={TASK}", "model=no_change")
+def test_verbose_puts_the_libraries_lines_on_the_console_too(demo, tmp_path):
+    workdir, _ = demo  # its built demo data; a store and run folder of its own (no later test sees)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hhx", "--verbose", f"tracking.uri=sqlite:///{tmp_path}/v.db",
+         f"paths.runs_dir={tmp_path}/outputs", f"task={TASK}", "model=no_change"],
+        cwd=workdir, capture_output=True, text=True, timeout=900, check=True)
     run_dir = Path(re.search(r"^run directory: (.+)$", proc.stdout, re.M)[1])
     logged = [ln for ln in (run_dir / "app.log").read_text().splitlines()
               if (m := LOG_RECORD.match(ln)) and not m[1].startswith("hhx")]
