@@ -3,9 +3,9 @@
 #   bash setup.sh         runtime: enough for `python -m hhx` with no-change, XGBoost, API LLMs
 #   bash setup.sh --dev   + tests, the CPU LLM backend and the real IPUMS fixtures the reader tests
 #                           use. llama-cpp-python is compiled once and cached as a wheel: measured
-#                           4.0 CPU-minutes (libraries only, see build_llama_cpp), i.e. ~2-3 min on
-#                           2 idle cores; 42 min on a 2-core machine at load 24-36 (nice 19). It
-#                           prints its progress each minute.
+#                           4.0 CPU-minutes (libraries only, see build_llama_cpp), i.e. an estimated
+#                           3-4 min on 2 idle cores; 42 min on a 2-core machine at load 24-36
+#                           (nice 19). It prints its progress each minute.
 set -euo pipefail
 cd "$(dirname "$0")"
 dev=0
@@ -31,7 +31,7 @@ build_llama_cpp() {
   local version=$1 flags=$2 wheels=$3 log=.venv/llama-cpp-build.log
   local only="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE='$PWD/tools/llama_cpp_libs_only.cmake'"
   echo "setup.sh: compiling llama-cpp-python $version once (cached as a wheel): 4 CPU-minutes," \
-       "~3 min on 2 idle cores, far longer on a busy machine; progress each minute, output in $log"
+       "3-4 min on 2 idle cores, far longer on a busy machine; progress each minute, output in $log"
   local start=$SECONDS
   if ! CMAKE_ARGS="$flags $only" .venv/bin/python -m pip wheel -v \
          --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" \
