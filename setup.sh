@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Create .venv (Python 3.12) and install hhx from the lock files. Idempotent.
 #   bash setup.sh         runtime: enough for `python -m hhx` with no-change, XGBoost, API LLMs
-#   bash setup.sh --dev   + tests, the CPU LLM backend (llama-cpp-python compiles once, ~4 min,
-#                           cached as a wheel) and the real IPUMS fixtures the reader tests use
+#   bash setup.sh --dev   + tests, the CPU LLM backend and the real IPUMS fixtures the reader tests
+#                           use. llama-cpp-python is compiled once and cached as a wheel: measured
+#                           4.0 CPU-minutes (libraries only, see build_llama_cpp), i.e. an estimated
+#                           3-4 min on 2 idle cores; 42 min on a 2-core machine at load 24-36
+#                           (nice 19). It prints its progress each minute.
 set -euo pipefail
 cd "$(dirname "$0")"
 dev=0
@@ -18,6 +21,57 @@ find_python() {
   done
   echo "setup.sh: Python 3.12 or 3.13 is required (XGBoost 3.3.0 needs >= 3.12)" >&2
   return 1
+}
+
+# llama-cpp-python from source, showing its progress. Only the libraries hhx loads are compiled
+# (83 of 193 steps): not the multimodal library (LLAVA_BUILD=OFF) nor llama.cpp's `common`
+# (tools/llama_cpp_libs_only.cmake). libllama and libggml are built with the same flags either
+# way, so the cache key names only $flags.
+build_llama_cpp() {
+  local version=$1 flags=$2 wheels=$3 log=.venv/llama-cpp-build.log
+  local only="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE='$PWD/tools/llama_cpp_libs_only.cmake'"
+  echo "setup.sh: compiling llama-cpp-python $version once (cached as a wheel): 4 CPU-minutes," \
+       "3-4 min on 2 idle cores, far longer on a busy machine; progress each minute, output in $log"
+  local start=$SECONDS
+  if ! CMAKE_ARGS="$flags $only" .venv/bin/python -m pip wheel -v \
+         --disable-pip-version-check --no-deps --no-cache-dir -w "$wheels" \
+         "llama-cpp-python==$version" 2>&1 | compile_progress "$log" "$start"; then
+    tail -n 30 "$log" >&2
+    echo "setup.sh: compiling llama-cpp-python failed (full output: $log)" >&2
+    return 1
+  fi
+  echo "setup.sh: llama-cpp-python compiled in $(clock $((SECONDS - start)))"
+}
+
+clock() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# stdin (the build's output) to $1; every 60 s one line: ninja's step [n/N], elapsed, an estimate.
+compile_progress() {
+  local log=$1 start=$2 last=$SECONDS line n=0 total=0 first=0 rc
+  : > "$log"
+  while true; do
+    if IFS= read -r -t 10 line; then
+      printf '%s\n' "$line" >> "$log"
+      if [[ $line =~ ^[[:space:]]*\[([0-9]+)/([0-9]+)\] ]]; then
+        n=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+        (( first )) || first=$SECONDS
+      fi
+    else
+      rc=$?
+      (( rc > 128 )) || break  # end of output (a timeout only wakes us for the heartbeat)
+    fi
+    (( SECONDS - last >= 60 )) || continue
+    last=$SECONDS
+    local took=$((SECONDS - start)) left=""
+    if (( n > 0 && n < total )); then
+      left=", about $(clock $(( (SECONDS - first) * (total - n) / n ))) left"
+      echo "setup.sh: llama-cpp-python: step $n/$total ($((100 * n / total))%), $(clock $took) elapsed$left"
+    elif (( n == 0 )); then
+      echo "setup.sh: llama-cpp-python: preparing the build (build tools, cmake), $(clock $took) elapsed"
+    else
+      echo "setup.sh: llama-cpp-python: linking and packing the wheel, $(clock $took) elapsed"
+    fi
+  done
 }
 
 if [[ ! -x .venv/bin/python ]]; then
@@ -51,9 +105,7 @@ if [[ $dev == 1 ]]; then
      || ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
     wheels="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hhx/wheels/$(echo "$want" | sha256sum | cut -c1-16)"
     if ! compgen -G "$wheels/llama_cpp_python-*.whl" >/dev/null; then
-      echo "setup.sh: building llama-cpp-python $version (once, a few minutes)"
-      CMAKE_ARGS="$flags" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check \
-        --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$version"
+      build_llama_cpp "$version" "$flags" "$wheels"
     fi
     "${uv[@]}" --no-deps --reinstall "$wheels"/llama_cpp_python-*.whl
     echo "$want" > .venv/.llama-cpp-build

@@ -17,6 +17,9 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # MLflow's "Downloading artifacts" bars (one per artifact read back, e.g. by the leaderboard).
 os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+# MLflow's loggers without their own console handler: its lines go where hhx's logging config
+# sends libraries' (INFO to the run's app.log, warnings also to the console: hhx/logs.py).
+os.environ.setdefault("MLFLOW_CONFIGURE_LOGGING", "false")
 # joblib's (loky's) resource tracker, a child process, warns of "leaked semlock objects" when hhx
 # leaves at once on Ctrl-C; the OS reclaims them. Children read this variable when they start.
 _QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
@@ -25,13 +28,11 @@ if _QUIET_TRACKER not in os.environ.get("PYTHONWARNINGS", ""):
         w for w in (os.environ.get("PYTHONWARNINGS"), _QUIET_TRACKER) if w)
 
 from hhx.errors import HhxError, os_error_line  # noqa: E402
+from hhx.logs import take_verbose_flag  # noqa: E402
 from hhx.paths import conf_dir  # noqa: E402
 from hhx.startup import pause_gc, resume_gc  # noqa: E402
 
 log = logging.getLogger("hhx")
-# MLflow's "Creating initial MLflow database tables..." / "Updating database tables" on a new
-# store: library chatter on the console (a mistaken sweep printed them before its one line).
-logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
 
 # conf/ beside the package (working copy) or inside it (a wheel); an absolute path works from any
 # cwd and for both `python -m hhx` and the `hhx` console script.
@@ -284,7 +285,7 @@ def _hydra_main() -> float | None:
 
 def main() -> float | None:
     """`hhx` / `python -m hhx`: hhx's help, or task sets expanded, then Hydra."""
-    args = sys.argv[1:]
+    args = take_verbose_flag(sys.argv[1:])  # -v: library output on the console too
     if any(a in HELP_FLAGS for a in args):
         from hhx.cli_help import help_text
 

@@ -50,7 +50,9 @@ def config_groups(root: Path | None = None) -> dict[str, list[str]]:
 
 def help_text() -> str:
     lines = ["hhx: evaluate LLMs and classical references on HouseholdBench.", "",
-             "usage: hhx [--multirun] [--cfg job] [key=value ...]   (or: python -m hhx ...)", "",
+             "usage: hhx [-v] [--multirun] [--cfg job] [key=value ...]   (or: python -m hhx ...)",
+             "  -v, --verbose: libraries' messages on the console too (always in the run's app.log)",
+             "",
              "Stages (stage=<name>):"]
     lines += [f"  {name:<12} {what}" for name, what in STAGES]
     lines += ["", "Config groups (group=option; any key: group.key=value):"]

@@ -124,6 +124,42 @@ def test_console_mlflow_and_run_folder_say_what_was_evaluated(demo):
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
 
 
+LOG_RECORD = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+\]\[([^\]]+)\]\[([A-Z]+)\] - ")
+
+
+def test_the_console_is_quiet_and_the_run_log_keeps_the_detail(demo):
+    """Point 9 of issue 33: hhx's progress and results on the console, library chatter and hhx's
+    detail lines only in the run's app.log (nothing lost)."""
+    workdir, proc = demo
+    console = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+    assert not [ln for ln in console if LOG_RECORD.match(ln)]  # no [time][module][LEVEL] lines
+    chatter = re.compile(r"alembic|sqlalchemy|database tables|fontManager|llama|\{'")
+    assert not [ln for ln in console if chatter.search(ln)]
+    assert len(console) <= 20, console  # 14 today: progress, the result table, where things went
+    assert re.search(r"^\s+model\s+macro_f1\s", proc.stdout, re.M)
+    assert re.search(r"^  xgboost\s+0\.\d{4}", proc.stdout, re.M)
+    assert re.search(r"^MLflow run [0-9a-f]{32} .*mlflow ui", proc.stdout, re.M)
+    (run_dir,) = (workdir / "outputs").rglob(f"*_evaluate_{TASK}_xgboost")
+    records = [LOG_RECORD.match(ln) for ln in (run_dir / "app.log").read_text().splitlines()]
+    names = {(m[1], m[2]) for m in records if m}
+    assert ("hhx.stages.data", "DEBUG") in names  # hhx's detail: the surveys' row counts
+    assert any(not n.startswith("hhx") and level == "INFO" for n, level in names), names
+
+
+def test_verbose_puts_the_libraries_lines_on_the_console_too(demo, tmp_path):
+    workdir, _ = demo  # its built demo data; a store and run folder of its own (no later test sees)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hhx", "--verbose", f"tracking.uri=sqlite:///{tmp_path}/v.db",
+         f"paths.runs_dir={tmp_path}/outputs", f"task={TASK}", "model=no_change"],
+        cwd=workdir, capture_output=True, text=True, timeout=900, check=True)
+    run_dir = Path(re.search(r"^run directory: (.+)$", proc.stdout, re.M)[1])
+    logged = [ln for ln in (run_dir / "app.log").read_text().splitlines()
+              if (m := LOG_RECORD.match(ln)) and not m[1].startswith("hhx")]
+    assert logged  # the libraries' INFO lines (MLflow's store, alembic) ...
+    assert all(ln in proc.stdout for ln in logged)  # ... each on the console, as in the log
+    assert re.search(r"\]\[hhx\.stages\.evaluate\]\[INFO\] - evaluating ", proc.stdout)
+
+
 def test_score_stage_reproduces_the_run(demo, tmp_path):
     workdir, _ = demo
     run_dir = next((workdir / "outputs").rglob(f"*_{TASK}_xgboost"))

@@ -103,3 +103,14 @@ def test_the_cpu_model_answers_from_the_converted_weights(tmp_path):
     again.predict(task, examples_frame([jobfind_prompt(0)]))
     assert "requantize" not in again._transport.identity()
     assert again.run_metrics().get("llm/cache_hits", 0) == 0  # other weights, asked anew
+
+
+@needs_model
+def test_llama_cpp_output_goes_to_the_log_not_the_console(tmp_path, capfd, caplog):
+    """llama.cpp's fallback-quantisation warnings (printed by its log callback) go to the run's
+    log (logger `llama.cpp`), not the console (hhx/logs.py c_stderr_to_log)."""
+    caplog.set_level("INFO", logger="llama.cpp")
+    rq.requantize(smollm2_path(), "q4_0", tmp_path / "gguf")
+    logged = [r.getMessage() for r in caplog.records if r.name == "llama.cpp"]
+    assert any("fallback quantization" in line for line in logged), logged
+    assert "fallback" not in capfd.readouterr().err

@@ -72,7 +72,7 @@ def build_survey(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildRep
     t0 = time.perf_counter()
     report: BuildReport = module.build(survey, raw_dir, out_dir)
     report.seconds = report.seconds or time.perf_counter() - t0
-    log.info("built survey %s: %s", survey.name, report.rows)
+    log.debug("built survey %s: %s", survey.name, report.rows)
     return report
 
 

@@ -410,7 +410,7 @@ def _stata_chunks(path: Path, chunk_rows: int, tables: dict) -> Iterator[pd.Data
                 chunk.columns = [c.upper() for c in chunk.columns]
                 yield clean_chunk(chunk, book, path)
         if book.skipped[0]:
-            log.info("%s: %d person records of other samples skipped", path, book.skipped[0])
+            log.debug("%s: %d person records of other samples skipped", path, book.skipped[0])
 
 
 def _fixed_width_chunks(path: Path, ddi_path: Path | None, chunk_rows: int, tables: dict

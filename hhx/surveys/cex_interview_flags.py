@@ -66,7 +66,7 @@ def add_quality_flags(frame: pd.DataFrame) -> None:
             continue
         low = changes["pct"].quantile(QOQ_QUANTILE)
         high = changes["pct"].quantile(1.0 - QOQ_QUANTILE)
-        log.info("cex_interview screen %s: p1 %.4f, p99 %.4f", column, low, high)
+        log.debug("cex_interview screen %s: p1 %.4f, p99 %.4f", column, low, high)
         flags[bottom] = (changes["pct"] <= low).groupby(changes["cex_panel_id"]).any()
         flags[top] = (changes["pct"] >= high).groupby(changes["cex_panel_id"]).any()
     flags = flags.fillna(False).astype(bool)

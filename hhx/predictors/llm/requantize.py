@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hhx.errors import PredictorError
 from hhx.io import atomic_path, file_sha256
+from hhx.logs import c_stderr_to_log
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,8 @@ def requantize(source: Path, target: str, folder: Path) -> Path:
     params.ftype = getattr(llama_cpp, FORMATS[target])
     params.allow_requantize = True
     log.info("llama.cpp: converting %s to %s once (kept as %s)", source.name, target, out)
-    with atomic_path(out) as tmp:
+    # llama.cpp prints its fallback-quantisation warnings straight to fd 2: into the run's log.
+    with atomic_path(out) as tmp, c_stderr_to_log("llama.cpp"):
         rc = llama_cpp.llama_model_quantize(str(source).encode(), str(tmp).encode(), params)
         if rc != 0:
             raise PredictorError(
