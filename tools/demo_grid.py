@@ -40,20 +40,27 @@ COMMANDS: list[list[str]] = [
 _VOLATILE_KEY = re.compile(
     r"(time|seconds|_s$|duration|elapsed|run_id|date|host|pid|wall|throughput|per_s|tokens_per|"
     r"latency|started|finished_at|created|uptime|peak_|rss|cpu_|mlflow\.(user|source|log-model)"
-    r"|run_dir|run_name|cell_key)",
+    r"|run_dir|run_name|process|sweep_job|sweep_id)",
     re.IGNORECASE,
 )
 _SKIP_FILES = re.compile(
     r"(\.log$|\.lock$|/\.hydra/|run_info\.json$|sweep_fingerprints\.json$|/mlruns/|mlflow\.db"
-    r"|/\.hhx/|__pycache__|/cache/|leaderboard.*\.(png|svg|pdf|html)$)"
+    r"|/\.hhx/|__pycache__|/cache/|\.ubj$|leaderboard.*\.(png|svg|pdf|html)$)"
 )
 _STAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}[/_T ]\d{2}[-:]\d{2}[-:]\d{2}(\.\d+)?|\b\d{2}-\d{2} \d{2}:\d{2}\b"
 )
+# A time or thread count written inside a text field (JSON in a CSV/Parquet cell), e.g. "latency_s": 1.2
+_VOLATILE_TEXT = re.compile(
+    r'"{1,2}([A-Za-z_]*(?:seconds|latency|elapsed|_s|n_jobs|_ms)[A-Za-z_]*)"{1,2}\s*:\s*-?[0-9.eE+-]+'
+)
+_RUN_ID = re.compile(r"\b[0-9a-f]{32}\b")
 # Fields inside JSON, CSV and Parquet files that measure time or memory, not results.
 _VOLATILE_FIELD = re.compile(
     r"(seconds|_s$|^wall|latency|duration|elapsed|start_time|end_time|timestamp|created_at|per_s$"
-    r"|peak_rss|peak_mb)",
+    r"|peak_rss|peak_mb|^run_id$|sweep_id|started_at|updated_at|^created|written_at|^code$|^n_jobs$"
+    # hashes of files that hold the fields above (the files themselves are digested)
+    r"|model_identity_sha256|output_ready_sha256|model_manifest_sha256|^source$|^url$|process)",
     re.IGNORECASE,
 )
 
@@ -77,31 +84,42 @@ def _strip(value: object) -> object:
 
 def _normalise(data: bytes, root: Path, suffix: str = "") -> bytes:
     if suffix in {".csv", ".parquet"}:
-        import io
-
-        import pandas as pd
-
-        frame = pd.read_parquet(io.BytesIO(data)) if suffix == ".parquet" else None
-        if frame is None:
-            try:
-                frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
-            except Exception:  # not a table: hash as text
-                frame = None
-        if frame is not None and any(_VOLATILE_FIELD.search(str(c)) for c in frame.columns):
-            frame = frame[[c for c in frame.columns if not _VOLATILE_FIELD.search(str(c))]]
-            data = frame.to_csv(index=False).encode()
+        frame = _read_table(data, suffix)
+        if frame is not None:
+            kept = [c for c in frame.columns if not _VOLATILE_FIELD.search(str(c))]
+            text = frame[kept].to_csv(index=False)
+            if suffix == ".parquet" and len(kept) == frame.shape[1] and text == _VOLATILE_TEXT.sub(
+                r'"\1": <N>', text
+            ):
+                return data  # nothing volatile: the file's own bytes (types included)
+            data = (text + str(frame[kept].dtypes.to_dict())).encode()
         elif suffix == ".parquet":
             return data
     if suffix == ".json":
         try:
-            data = json.dumps(_strip(json.loads(data)), sort_keys=False).encode()
+            data = json.dumps(_strip(json.loads(data)), sort_keys=True).encode()
         except ValueError:
             pass
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data
-    return _STAMP.sub("<STAMP>", text.replace(str(root), "<ROOT>")).encode()
+    text = _RUN_ID.sub("<ID>", text.replace(str(root), "<ROOT>"))
+    text = _VOLATILE_TEXT.sub(r'"\1": <N>', text)
+    return _STAMP.sub("<STAMP>", text).encode()
+
+
+def _read_table(data: bytes, suffix: str):  # -> pandas.DataFrame | None
+    import io
+
+    import pandas as pd
+
+    try:
+        if suffix == ".parquet":
+            return pd.read_parquet(io.BytesIO(data))
+        return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+    except Exception:  # not a table: hashed as it is
+        return None
 
 
 def _run_key(rel: str) -> str:
@@ -124,14 +142,20 @@ def mlflow_digest(root: Path) -> dict[str, dict[str, str]]:
     if not db.exists():
         return {}
     con = sqlite3.connect(db)
-    runs = dict(con.execute("select run_uuid, name from runs"))
+    runs: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for run, name in con.execute("select run_uuid, name from runs order by start_time"):
+        name = re.sub(r"sweep \d{2}-\d{2}-\d{2}", "sweep", _STAMP.sub("<STAMP>", str(name)))
+        seen[name] = seen.get(name, 0) + 1
+        runs[run] = f"{name} #{seen[name]}" if seen[name] > 1 else name
     out: dict[str, dict[str, str]] = {}
     for table, value in (("params", "value"), ("tags", "value"), ("latest_metrics", "value")):
         for run, key, val in con.execute(f"select run_uuid, key, {value} from {table}"):
             if _VOLATILE_KEY.search(key):
                 continue
-            name = _STAMP.sub("<STAMP>", str(runs.get(run, run)))
+            name = runs.get(run, run)
             text = _STAMP.sub("<STAMP>", str(val).replace(str(root), "<ROOT>"))
+            text = re.sub(r"sweep \d{2}-\d{2}-\d{2}", "sweep", _RUN_ID.sub("<ID>", text))
             out.setdefault(name, {})[f"{table}:{key}"] = text
     con.close()
     return out
