@@ -34,7 +34,7 @@ from hhx.tasks.prompting import (
     response_instruction,
     skeleton,
 )
-from hhx.tasks.registry import load_task
+from hhx.tasks.registry import load_task, task_names
 
 CORE_PREFIXES = ["gdp_growth_qoq", "unemployment_rate", "headline_cpi_qoq", "fedfunds_rate"]
 FIVE = {
@@ -56,8 +56,10 @@ def macro_row() -> dict[str, float]:
 
 
 def numeric_task(name: str = "cons_cex_total", n: int = 3) -> TaskConfig:
+    # A registered name brings its builder: the task's prompt rules are its builder's.
     return TaskConfig(
         name=name,
+        builder=load_task(name).builder if name in task_names() else None,
         topic="Consumption and saving",
         mode=Mode.baseline,
         survey="cex",

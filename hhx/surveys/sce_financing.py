@@ -80,7 +80,6 @@ log = logging.getLogger(__name__)
 
 OUTPUT_NAME = "house_sce_financing"
 AUDIT_NAME = "house_sce_financing_calculator_audit"
-TASK_ID = "house_sce_financing"
 EXPECTED_RESPONDENTS = 1211
 CASH_INHERITANCE = 100_000.0
 RATE_BY_VERSION = {1: 4.5, 2: 6.5}

@@ -1,4 +1,4 @@
-"""Shared prompt-rendering toolkit for the 32 task renderers, and the checks every prompt passes.
+"""Shared prompt-rendering toolkit for the task renderers, and the checks every prompt passes.
 
 Facts: shared/spec/00_common.md sections 3.4 and 4.3-4.7. Wording of the shared sentences
 (macro paragraphs, month note, response structure, closing sentences) is the reference's, so
@@ -16,6 +16,7 @@ from typing import Any
 
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
+from hhx.tasks.contract import prompt_rules
 from hhx.tasks.registry import as_task
 
 MONTH_NAMES: tuple[str, ...] = (
@@ -52,13 +53,8 @@ LABOR_SYSTEM_PROMPT = (
     "You are an American person answering questions about your work, job search, "
     "and labor-force situation."
 )
-HOUSING_TASKS = frozenset(
-    {"house_census_move", "house_psid_owner", "house_sce_lockin", "house_sce_move"}
-)
-# No month note, but exactly one embedded dollar note (section 4.6).
-TASKS_WITHOUT_CURRENT_MONTH = frozenset(
-    {"cons_psid_wealth", "house_psid_owner", "income_psid_earnings"}
-)
+# Which tasks use the housing persona, go without a month note, or end differently is each
+# task's own (its builder's PROMPT_RULES, hhx.tasks.contract.PromptRules).
 
 # --------------------------------------------------------------------------------------------
 # Small formatting helpers
@@ -269,18 +265,6 @@ CLOSING_NO_DOLLARS = "Do not include dollar signs, commas, keys, or explanatory 
 CLOSING_ONE_INTEGER = (  # (d)
     "Return only a valid JSON array containing exactly one integer, with no explanatory text."
 )
-_CLOSING_BY_TASK = {
-    "cons_sce_growth": CLOSING_TEXT_ONLY,
-    "income_mich_finance": CLOSING_TEXT_ONLY,
-    "income_sce_growth": CLOSING_TEXT_ONLY,
-    "cons_psid_jobloss": CLOSING_NO_DOLLAR,
-    "income_cps_displace": CLOSING_NO_DOLLAR,
-    "labor_psid_addedworker": CLOSING_NO_DOLLARS,
-    "cons_psid_wealth": CLOSING_ONE_INTEGER,
-}
-# The one task whose prompt ends with the closing sentence, then the structure insertion.
-CLOSING_FIRST_TASKS = frozenset({"cons_psid_wealth"})
-_REPLACEMENT_BY_TASK = {"cons_psid_jobloss": "Replace v_1 with one number."}
 
 
 def _answer_count(task: TaskConfig) -> int:
@@ -323,8 +307,9 @@ def skeleton(task: TaskConfig) -> str:
 
 def replacement_instruction(task: TaskConfig) -> str:
     task = as_task(task)
-    if task.name in _REPLACEMENT_BY_TASK:
-        return _REPLACEMENT_BY_TASK[task.name]
+    own = prompt_rules(task).replacement
+    if own is not None:
+        return own
     return {
         TargetType.numeric: "Replace every v placeholder with a single number.",
         TargetType.categorical: "Replace every s placeholder with one of the permitted strings.",
@@ -333,10 +318,12 @@ def replacement_instruction(task: TaskConfig) -> str:
 
 
 def closing_sentence(task: TaskConfig) -> str:
-    """Variants (a)-(d) by task name; single-field categorical tasks use (b); default (a)."""
+    """The task's own variant (its PROMPT_RULES), else: single-field categorical tasks use (b);
+    default (a)."""
     task = as_task(task)
-    if task.name in _CLOSING_BY_TASK:
-        return _CLOSING_BY_TASK[task.name]
+    own = prompt_rules(task).closing
+    if own is not None:
+        return own
     if task.target_type is TargetType.categorical and len(task.fields) == 1:
         return CLOSING_TEXT_ONLY
     return CLOSING_KEYS_TEXT
@@ -419,24 +406,27 @@ def response_lead(task: TaskConfig) -> str:
 
 
 def response_instruction(task: TaskConfig, *, lead: str | None = None) -> str:
-    """The full last paragraph: lead, then insertion + " " + closing (closing first for
-    `cons_psid_wealth`). `lead` replaces the generated lead (e.g. a renderer's exact wording)."""
+    """The full last paragraph: lead, then insertion + " " + closing (closing first where the
+    task's rules say so). `lead` replaces the generated lead (e.g. a renderer's exact wording)."""
     task = as_task(task)
     first = (lead if lead is not None else response_lead(task)).strip()
-    insertion, closing = response_insertion(task), closing_sentence(task)
-    ending = (
-        f"{closing} {insertion}" if task.name in CLOSING_FIRST_TASKS else f"{insertion} {closing}"
-    )
+    ending = response_ending(task)
     return f"{first} {ending}" if first else ending
+
+
+def response_ending(task: TaskConfig) -> str:
+    """Structure insertion and closing sentence, in the task's order."""
+    insertion, closing = response_insertion(task), closing_sentence(task)
+    if prompt_rules(task).closing_first:
+        return f"{closing} {insertion}"
+    return f"{insertion} {closing}"
 
 
 def check_response_contract(user: str, task: TaskConfig) -> None:
     """Insertion exactly once, closing sentence exactly once, and the prompt ends with them."""
     task = as_task(task)
     insertion, closing = response_insertion(task), closing_sentence(task)
-    ending = (
-        f"{closing} {insertion}" if task.name in CLOSING_FIRST_TASKS else f"{insertion} {closing}"
-    )
+    ending = response_ending(task)
     if user.count(insertion) != 1:
         raise DataError(
             f"task {task.name}: the response structure {insertion!r} must appear exactly once "
@@ -599,7 +589,7 @@ def check_month_note(user: str, task: TaskConfig, month: int | None) -> None:
     """Section 4.6: the note contract for the task's `prompt_month` rule."""
     task = as_task(task)
     notes = ANY_NOTE_PATTERN.findall(user)
-    if task.name in TASKS_WITHOUT_CURRENT_MONTH:
+    if not prompt_rules(task).month_note:
         standalone = f"\n\n{DOLLAR_NOTE}\n\n" in f"\n\n{user}\n\n"
         if notes or user.count(DOLLAR_NOTE) != 1 or standalone:
             raise DataError(
@@ -644,7 +634,7 @@ def check_prompt(system: str, user: str, task: TaskConfig, month: int | None) ->
         field=f"{task.name} user prompt",
     )
     check_month_note(user, task, month)
-    if task.name in HOUSING_TASKS and system != HOUSING_SYSTEM_PROMPT:
+    if prompt_rules(task).housing_persona and system != HOUSING_SYSTEM_PROMPT:
         raise DataError(
             f"task {task.name}: housing tasks use the shared persona {HOUSING_SYSTEM_PROMPT!r}"
         )

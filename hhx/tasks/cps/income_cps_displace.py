@@ -30,6 +30,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import attach_macro_context
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.cps.common import (
     COMMON_PREDICTORS,
     EMPLOYED_CODES,
@@ -47,13 +48,14 @@ from hhx.tasks.cps.common import (
     whole,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, displaced_workers, job_loss_sentences
-from hhx.tasks.prompting import format_dollars, response_instruction
+from hhx.tasks.prompting import CLOSING_NO_DOLLAR, format_dollars, response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:
 # hhx/tasks/output_order.csv, income_cps_displace).
 OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
 
 TASK = "income_cps_displace"
+PROMPT_RULES = PromptRules(closing=CLOSING_NO_DOLLAR)
 SYSTEM_PROMPT = (
     "You are an American person answering questions about your income, work, "
     "and labor-force situation."
