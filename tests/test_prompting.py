@@ -17,12 +17,12 @@ from hhx.config import (
     TaskConfig,
 )
 from hhx.errors import DataError
+from hhx.tasks.forbidden_text import check_forbidden
 from hhx.tasks.prompting import (
     DOLLAR_NOTE,
     HOUSING_SYSTEM_PROMPT,
     LABOR_SYSTEM_PROMPT,
     article,
-    check_forbidden,
     check_prompt,
     check_response_contract,
     format_dollars,
@@ -451,7 +451,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
     import random
 
     from hhx.errors import DataError
-    from hhx.tasks import prompting
+    from hhx.tasks import forbidden_text
 
     fragments = [
         "survey", "Surveys", "respondent", "PANEL", "panelist", "benchmark", "Parker-style",
@@ -466,7 +466,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
 
     def verdict(text: str) -> str | None:
         try:
-            prompting.check_forbidden(text, allowed_month="March")
+            forbidden_text.check_forbidden(text, allowed_month="March")
         except DataError as exc:
             return str(exc)
         return None
@@ -477,7 +477,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
         parts = [p.upper() if rng.random() < 0.2 else p for p in parts]
         texts.append(rng.choice([" ", "", "-"]).join(parts))
     with_prefilter = [verdict(t) for t in texts]
-    monkeypatch.setattr(prompting, "_PREFILTERS", {})
+    monkeypatch.setattr(forbidden_text, "_PREFILTERS", {})
     without = [verdict(t) for t in texts]
     assert with_prefilter == without
     assert sum(v is None for v in without) > 100 and sum(v is not None for v in without) > 1000

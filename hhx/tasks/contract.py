@@ -84,18 +84,18 @@ def _str_tuple(value: Any) -> bool:
     return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
 
 
-def check_builder(module: ModuleType, where: str) -> TaskBuilder:
+def check_builder(module: ModuleType) -> TaskBuilder:
     """The module as a `TaskBuilder`, or one ConfigError naming it and what it lacks."""
     missing = [m for m in REQUIRED_MEMBERS if not callable(getattr(module, m, None))]
     if missing:
         raise ConfigError(
-            f"{where}: builder {module.__name__} lacks function(s) {missing} "
+            f"builder {module.__name__} lacks function(s) {missing} "
             f"(a builder defines {', '.join(REQUIRED_MEMBERS)}; hhx/tasks/contract.py)"
         )
     for name, (valid, what, _default) in OPTIONAL_MEMBERS.items():
         if hasattr(module, name) and not valid(getattr(module, name)):
             raise ConfigError(
-                f"{where}: builder {module.__name__}.{name} must be {what}, "
+                f"builder {module.__name__}.{name} must be {what}, "
                 f"got {getattr(module, name)!r} (hhx/tasks/contract.py)"
             )
     return cast(TaskBuilder, module)
@@ -112,7 +112,7 @@ def _import_builder(dotted: str) -> TaskBuilder:
     except ModuleNotFoundError as exc:
         raise ConfigError(f"builder module {dotted!r} not found ({exc})") from None
     if _CHECKED.get(dotted) is not module:
-        check_builder(module, dotted)
+        check_builder(module)
         _CHECKED[dotted] = module
     return cast(TaskBuilder, module)
 
