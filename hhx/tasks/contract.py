@@ -68,7 +68,8 @@ class TaskBuilder(Protocol):
         ...
 
 
-REQUIRED_MEMBERS: tuple[str, ...] = ("build_table", "render", "naive_baseline")
+# What the load check requires: the Protocol's members, in its order.
+REQUIRED_MEMBERS: tuple[str, ...] = tuple(n for n in vars(TaskBuilder) if not n.startswith("_"))
 # Optional members: (what a value must be, its description for the error, the default).
 OPTIONAL_MEMBERS: dict[str, tuple[Callable[[Any], bool], str, Any]] = {
     "TASK": (lambda v: isinstance(v, str), "a str", None),
