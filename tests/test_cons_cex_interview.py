@@ -18,7 +18,9 @@ from cex_raw import crosswalk, csv_bytes, fmli_row, macro_frame, spending, write
 from hhx.config import SurveyConfig
 from hhx.surveys import cex_interview
 from hhx.tasks.build import check_builder_columns
-from hhx.tasks.cex import categories, policy, total
+from hhx.tasks.cex import cons_cex_categories as categories
+from hhx.tasks.cex import cons_cex_total as total
+from hhx.tasks.cex import policy
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task

@@ -18,7 +18,7 @@ from cex_raw import crosswalk, diary_package, macro_frame, qredate
 from hhx.config import SurveyConfig
 from hhx.surveys import cex_diary
 from hhx.tasks.build import check_builder_columns
-from hhx.tasks.cex import sspay
+from hhx.tasks.cex import cons_cex_sspay as sspay
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task

@@ -13,7 +13,7 @@ from hhx.bench.layout import table_columns
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.cps import jobfind
+from hhx.tasks.cps import labor_cps_jobfind as jobfind
 from hhx.tasks.cps.common import (
     ADJACENT_MONTH,
     TWELVE_MONTHS,

@@ -9,7 +9,7 @@ import pytest
 from hhx.bench.layout import table_columns
 from hhx.errors import DataError
 from hhx.tasks.context import BuildContext
-from hhx.tasks.cps import retire
+from hhx.tasks.cps import labor_cps_retire as retire
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
 from tests.cps_raw import RETIRED, UNEMPLOYED, build_intermediate, check_golden, macro_for, person

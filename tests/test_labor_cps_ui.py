@@ -14,7 +14,7 @@ from hhx.errors import DataError
 from hhx.surveys.cps_ui_policy import read_ui_policy
 from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
 from hhx.tasks.context import BuildContext
-from hhx.tasks.cps import ui
+from hhx.tasks.cps import labor_cps_ui as ui
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
 from tests.cps_raw import UNEMPLOYED, build_intermediate, check_golden, macro_for, person, quarter

@@ -17,12 +17,12 @@ from hhx.config import (
     TaskConfig,
 )
 from hhx.errors import DataError
+from hhx.tasks.forbidden_text import check_forbidden
 from hhx.tasks.prompting import (
     DOLLAR_NOTE,
     HOUSING_SYSTEM_PROMPT,
     LABOR_SYSTEM_PROMPT,
     article,
-    check_forbidden,
     check_prompt,
     check_response_contract,
     format_dollars,
@@ -34,7 +34,7 @@ from hhx.tasks.prompting import (
     response_instruction,
     skeleton,
 )
-from hhx.tasks.registry import load_task
+from hhx.tasks.registry import load_task, task_names
 
 CORE_PREFIXES = ["gdp_growth_qoq", "unemployment_rate", "headline_cpi_qoq", "fedfunds_rate"]
 FIVE = {
@@ -56,8 +56,10 @@ def macro_row() -> dict[str, float]:
 
 
 def numeric_task(name: str = "cons_cex_total", n: int = 3) -> TaskConfig:
+    # A registered name brings its builder: the task's prompt rules are its builder's.
     return TaskConfig(
         name=name,
+        builder=load_task(name).builder if name in task_names() else None,
         topic="Consumption and saving",
         mode=Mode.baseline,
         survey="cex",
@@ -449,7 +451,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
     import random
 
     from hhx.errors import DataError
-    from hhx.tasks import prompting
+    from hhx.tasks import forbidden_text
 
     fragments = [
         "survey", "Surveys", "respondent", "PANEL", "panelist", "benchmark", "Parker-style",
@@ -464,7 +466,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
 
     def verdict(text: str) -> str | None:
         try:
-            prompting.check_forbidden(text, allowed_month="March")
+            forbidden_text.check_forbidden(text, allowed_month="March")
         except DataError as exc:
             return str(exc)
         return None
@@ -475,7 +477,7 @@ def test_forbidden_prefilters_never_skip_a_match(monkeypatch):
         parts = [p.upper() if rng.random() < 0.2 else p for p in parts]
         texts.append(rng.choice([" ", "", "-"]).join(parts))
     with_prefilter = [verdict(t) for t in texts]
-    monkeypatch.setattr(prompting, "_PREFILTERS", {})
+    monkeypatch.setattr(forbidden_text, "_PREFILTERS", {})
     without = [verdict(t) for t in texts]
     assert with_prefilter == without
     assert sum(v is None for v in without) > 100 and sum(v is not None for v in without) > 1000

@@ -1,4 +1,4 @@
-"""The 32-task registry in conf/task/: every config loads, and its facts match the spec.
+"""The task registry in conf/task/: every config loads, and the 32 official tasks match the spec.
 
 Expected values are typed from shared/spec/00_common.md (sections 5, 6, 7.5, 9, 10.5); the
 `TestAgainstSpecTables` class also parses the spec's own tables, so a transcription slip in either
@@ -148,8 +148,9 @@ def tasks():
     return {name: load_task(name) for name in ALL_TASKS}
 
 
-def test_exactly_the_32_tasks_have_configs_and_all_load(tasks):
-    assert task_names() == ALL_TASKS
+def test_the_32_official_tasks_have_configs_and_all_load(tasks):
+    # The spec's 32 tasks; a task added beyond them is its YAML, its builder and its test.
+    assert set(ALL_TASKS) <= set(task_names())
     assert len(ALL_TASKS) == 32
     for name, task in tasks.items():
         assert task.name == name

@@ -145,7 +145,7 @@ def test_xgboost_beats_no_change_on_the_demo_jobfind_task(tmp_path: Path) -> Non
     from hhx.surveys.ipums_cps import build
     from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
     from hhx.tasks.context import BuildContext
-    from hhx.tasks.cps import jobfind as labor_cps_jobfind
+    from hhx.tasks.cps import labor_cps_jobfind
     from hhx.tasks.registry import load_task
 
     write_synthetic_cps(

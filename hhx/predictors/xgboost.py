@@ -25,7 +25,8 @@ scripts/utils/xgboost_baseline.py, read for this):
   u_j - c_j / j > 0, theta = c_rho / rho (the official count; equal to "the last such j" except
   in float ties).
 - Outputs: the class label of `predict` (p > 0.5 / argmax); numeric predictions as Python floats
-  of the float32 output; `cons_psid_wealth` rounded half to even to an int; distribution groups
+  of the float32 output; rounded half to even to an int where the task's builder says
+  INTEGER_OUTPUT (cons_psid_wealth); distribution groups
   projected. Predictions are row-wise, so the order of the predicted rows changes nothing.
 The thread count never changes a result (tests/test_cores.py); the callbacks hhx adds (progress,
 thread re-sizing) change no parameter.
@@ -74,6 +75,7 @@ from hhx.predictors.xgboost_params import (
     outputs_for,
 )
 from hhx.progress import progress
+from hhx.tasks.contract import integer_output
 from hhx.tasks.registry import distribution_vectors
 
 if TYPE_CHECKING:
@@ -86,9 +88,6 @@ log = logging.getLogger(__name__)
 MISSING_TOKEN = "__HOUSEHOLDBENCH_MISSING__"
 UNSEEN_TOKEN = "__HOUSEHOLDBENCH_UNSEEN__"
 PROMPT_MONTH = "prompt_month"
-
-# Tasks whose numeric output the reference rounds to an integer.
-ROUNDED_OUTPUT_TASKS = {"cons_psid_wealth"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,7 +505,7 @@ class XGBoostPredictor:
         for output in self.outputs:
             if output.kind == "numeric":
                 values = output.model.predict(x).astype(float)
-                if spec.name in ROUNDED_OUTPUT_TASKS:
+                if integer_output(spec):  # the task's builder says INTEGER_OUTPUT
                     per_output.append([int(round(v)) for v in values])
                 else:
                     per_output.append([float(v) for v in values])

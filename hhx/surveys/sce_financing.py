@@ -78,9 +78,8 @@ SOURCE_URL = (
 )
 log = logging.getLogger(__name__)
 
-OUTPUT_NAME = "house_sce_financing"
+OUTPUT_NAME = "house_sce_financing"  # named after the task that reads it (the audit's task_id)
 AUDIT_NAME = "house_sce_financing_calculator_audit"
-TASK_ID = "house_sce_financing"
 EXPECTED_RESPONDENTS = 1211
 CASH_INHERITANCE = 100_000.0
 RATE_BY_VERSION = {1: 4.5, 2: 6.5}
@@ -417,7 +416,7 @@ def check_calculator(frame: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.
             )
         n_valid = int(valid.sum())
         audit.append({
-            "task_id": TASK_ID, "scenario": f"q{k}", "valid_source_rows": n_valid,
+            "task_id": OUTPUT_NAME, "scenario": f"q{k}", "valid_source_rows": n_valid,
             "exact_matches": n_valid,
             "maximum_absolute_error_usd": float(difference[valid].abs().max()),
             "required_maximum_absolute_error_usd": 0.0, "formula_version": FORMULA_VERSION,

@@ -1,17 +1,11 @@
 """Build one task end to end: builder table -> splits -> prompt records -> release layout.
 
-A task builder is a module named by `task.builder` with three functions:
-    build_table(ctx) -> DataFrame   public columns in order, plus internal `_`-prefixed columns
-    render(row, task) -> (system, user)
-    naive_baseline(row, task) -> list
-and optionally `reference_answer(row, task) -> list` (the gold answer where the official
-renderer rounds or types it itself; default: the target columns as `answer_values` reads them,
-numbers as floats).
-A module constant `OUTPUT_ORDER` (e.g. `("time:text", "id:number")`, hhx.tasks.output_order)
-publishes the rows sorted by those keys, as the official script sorts its table; without it the
-rows go out in the canonical sampling order.
+A task builder is the module `task.builder` names, checked against the contract when it loads
+(hhx.tasks.contract: `build_table`, `render`, `naive_baseline`, and the optional members such as
+`reference_answer`, `JSON_SEPARATORS` and `OUTPUT_ORDER`, the official script's publication order
+of the rows; without it the rows go out in the canonical sampling order).
 Everything else (membership, order, the reference answer, checks, files) is shared here, so the
-32 builders cannot drift apart on the release contract.
+builders cannot drift apart on the release contract.
 
 A build shows its progress (hhx.progress: a bar on a terminal, a line every interval
 elsewhere): one bar over the build's steps (`BUILD_STEPS`, the step under way as its postfix) and,
@@ -24,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -45,10 +40,11 @@ from hhx.bench.layout import (
     write_release_task,
 )
 from hhx.config import TargetType, TaskConfig
-from hhx.errors import ConfigError, DataError
+from hhx.errors import DataError
 from hhx.io import write_csv_atomic
 from hhx.progress import progress
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import load_builder
 from hhx.tasks.output_order import output_order
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import as_task, distribution_vectors
@@ -57,28 +53,6 @@ PARALLEL_MIN_ROWS = 20_000  # below this, process start-up costs more than it sa
 RENDER_CHUNK_ROWS = 10_000  # rows turned into dicts and rendered at a time (bounds memory)
 PROBABILITY_SUM_TOLERANCE = 1e-6  # the scorer's tolerance: gold answers must pass it
 BUILD_STEPS = ("table", "splits", "prompts", "release files", "eval sample")
-
-
-def load_builder(task: TaskConfig) -> ModuleType:
-    """Import `task.builder` and check it has the three builder functions."""
-    if not task.builder:
-        raise ConfigError(
-            f"task {task.name}: no builder configured (conf/task/{task.name}.yaml `builder`)"
-        )
-    try:
-        module = importlib.import_module(task.builder)
-    except ModuleNotFoundError as exc:
-        raise ConfigError(
-            f"task {task.name}: builder module {task.builder!r} not found ({exc})"
-        ) from None
-    missing = [
-        f
-        for f in ("build_table", "render", "naive_baseline")
-        if not callable(getattr(module, f, None))
-    ]
-    if missing:
-        raise ConfigError(f"task {task.name}: builder {task.builder} lacks function(s) {missing}")
-    return module
 
 
 def check_builder_columns(table: pd.DataFrame, task: TaskConfig) -> list[str]:
@@ -208,6 +182,7 @@ def _worker_module(name: str, file: str | None) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ModuleNotFoundError(f"builder module {name!r} cannot be loaded from {file}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # by name from now on (the prompt checks look its rules up)
     spec.loader.exec_module(module)
     return module
 

@@ -1,4 +1,5 @@
-"""Shared prompt-rendering toolkit for the 32 task renderers, and the checks every prompt passes.
+"""Shared prompt-rendering toolkit for the task renderers, and the checks every prompt passes
+(the forbidden-text rules: hhx.tasks.forbidden_text).
 
 Facts: shared/spec/00_common.md sections 3.4 and 4.3-4.7. Wording of the shared sentences
 (macro paragraphs, month note, response structure, closing sentences) is the reference's, so
@@ -10,38 +11,21 @@ the values of pandas 2.2.3's converter, `hhx.bench.csvnum`): `5.1049999999999995
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
+from hhx.tasks.contract import prompt_rules
+from hhx.tasks.forbidden_text import (
+    ANY_NOTE_PATTERN,
+    DOLLAR_CLAUSE,
+    MONTH_NAMES,
+    WEEKDAYS,
+    check_forbidden,
+)
 from hhx.tasks.registry import as_task
 
-MONTH_NAMES: tuple[str, ...] = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-WEEKDAYS: tuple[str, ...] = (
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-)
-DOLLAR_CLAUSE = ", and that $ denotes amounts in U.S. dollars"
 DOLLAR_NOTE = "Note that $ denotes amounts in U.S. dollars."
 
 # Personas shared across tasks (section 4.3); other personas live in their task renderers.
@@ -52,13 +36,8 @@ LABOR_SYSTEM_PROMPT = (
     "You are an American person answering questions about your work, job search, "
     "and labor-force situation."
 )
-HOUSING_TASKS = frozenset(
-    {"house_census_move", "house_psid_owner", "house_sce_lockin", "house_sce_move"}
-)
-# No month note, but exactly one embedded dollar note (section 4.6).
-TASKS_WITHOUT_CURRENT_MONTH = frozenset(
-    {"cons_psid_wealth", "house_psid_owner", "income_psid_earnings"}
-)
+# Which tasks use the housing persona, go without a month note, or end differently is each
+# task's own (its builder's PROMPT_RULES, hhx.tasks.contract.PromptRules).
 
 # --------------------------------------------------------------------------------------------
 # Small formatting helpers
@@ -269,18 +248,6 @@ CLOSING_NO_DOLLARS = "Do not include dollar signs, commas, keys, or explanatory 
 CLOSING_ONE_INTEGER = (  # (d)
     "Return only a valid JSON array containing exactly one integer, with no explanatory text."
 )
-_CLOSING_BY_TASK = {
-    "cons_sce_growth": CLOSING_TEXT_ONLY,
-    "income_mich_finance": CLOSING_TEXT_ONLY,
-    "income_sce_growth": CLOSING_TEXT_ONLY,
-    "cons_psid_jobloss": CLOSING_NO_DOLLAR,
-    "income_cps_displace": CLOSING_NO_DOLLAR,
-    "labor_psid_addedworker": CLOSING_NO_DOLLARS,
-    "cons_psid_wealth": CLOSING_ONE_INTEGER,
-}
-# The one task whose prompt ends with the closing sentence, then the structure insertion.
-CLOSING_FIRST_TASKS = frozenset({"cons_psid_wealth"})
-_REPLACEMENT_BY_TASK = {"cons_psid_jobloss": "Replace v_1 with one number."}
 
 
 def _answer_count(task: TaskConfig) -> int:
@@ -323,8 +290,9 @@ def skeleton(task: TaskConfig) -> str:
 
 def replacement_instruction(task: TaskConfig) -> str:
     task = as_task(task)
-    if task.name in _REPLACEMENT_BY_TASK:
-        return _REPLACEMENT_BY_TASK[task.name]
+    own = prompt_rules(task).replacement
+    if own is not None:
+        return own
     return {
         TargetType.numeric: "Replace every v placeholder with a single number.",
         TargetType.categorical: "Replace every s placeholder with one of the permitted strings.",
@@ -333,10 +301,12 @@ def replacement_instruction(task: TaskConfig) -> str:
 
 
 def closing_sentence(task: TaskConfig) -> str:
-    """Variants (a)-(d) by task name; single-field categorical tasks use (b); default (a)."""
+    """The task's own variant (its PROMPT_RULES), else: single-field categorical tasks use (b);
+    default (a)."""
     task = as_task(task)
-    if task.name in _CLOSING_BY_TASK:
-        return _CLOSING_BY_TASK[task.name]
+    own = prompt_rules(task).closing
+    if own is not None:
+        return own
     if task.target_type is TargetType.categorical and len(task.fields) == 1:
         return CLOSING_TEXT_ONLY
     return CLOSING_KEYS_TEXT
@@ -419,24 +389,27 @@ def response_lead(task: TaskConfig) -> str:
 
 
 def response_instruction(task: TaskConfig, *, lead: str | None = None) -> str:
-    """The full last paragraph: lead, then insertion + " " + closing (closing first for
-    `cons_psid_wealth`). `lead` replaces the generated lead (e.g. a renderer's exact wording)."""
+    """The full last paragraph: lead, then insertion + " " + closing (closing first where the
+    task's rules say so). `lead` replaces the generated lead (e.g. a renderer's exact wording)."""
     task = as_task(task)
     first = (lead if lead is not None else response_lead(task)).strip()
-    insertion, closing = response_insertion(task), closing_sentence(task)
-    ending = (
-        f"{closing} {insertion}" if task.name in CLOSING_FIRST_TASKS else f"{insertion} {closing}"
-    )
+    ending = response_ending(task)
     return f"{first} {ending}" if first else ending
+
+
+def response_ending(task: TaskConfig) -> str:
+    """Structure insertion and closing sentence, in the task's order."""
+    insertion, closing = response_insertion(task), closing_sentence(task)
+    if prompt_rules(task).closing_first:
+        return f"{closing} {insertion}"
+    return f"{insertion} {closing}"
 
 
 def check_response_contract(user: str, task: TaskConfig) -> None:
     """Insertion exactly once, closing sentence exactly once, and the prompt ends with them."""
     task = as_task(task)
     insertion, closing = response_insertion(task), closing_sentence(task)
-    ending = (
-        f"{closing} {insertion}" if task.name in CLOSING_FIRST_TASKS else f"{insertion} {closing}"
-    )
+    ending = response_ending(task)
     if user.count(insertion) != 1:
         raise DataError(
             f"task {task.name}: the response structure {insertion!r} must appear exactly once "
@@ -454,152 +427,11 @@ def check_response_contract(user: str, task: TaskConfig) -> None:
         )
 
 
-# --------------------------------------------------------------------------------------------
-# Forbidden model-facing text (section 4.7)
-
-_MONTHS = "|".join(MONTH_NAMES)
-FORBIDDEN_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "survey/respondent word",
-        re.compile(r"\b(?:surveys?|surveyed|interviewed respondents?|respondents?)\b", re.I),
-    ),
-    ("panel word", re.compile(r"\b(?:panels?|panelists?|panel month)\b", re.I)),
-    ("benchmark word", re.compile(r"\bbenchmarks?\b", re.I)),
-    ("task-construction jargon", re.compile(r"\bParker-style\b", re.I)),
-    ("dataset acronym", re.compile(r"\b(?:CPS|SCE|CEX|PSID|Census)\b")),
-    (
-        "survey name",
-        re.compile(
-            r"\b(?:Michigan Surveys? of Consumers|Survey of Consumer Expectations|"
-            r"Current Population "
-            r"Survey|Consumer Expenditures?(?: Survey)?|Panel Study of Income Dynamics)\b",
-            re.I,
-        ),
-    ),
-    (
-        "named policy event",
-        re.compile(r"\b(?:Economic Stimulus Payments?|federal income-tax rebates?)\b", re.I),
-    ),
-    ("absolute date", re.compile(r"\b\d{4}-\d{2}(?:-\d{2})?\b")),
-    (
-        "year range",
-        re.compile(r"\b(?:19|20)\d{2}\s*(?:through|to|-|–|—)\s*(?:19|20)?\d{2}\b", re.I),
-    ),
-    (
-        "calendar-year phrase",
-        re.compile(
-            r"\b(?:in|during|from|through|since|before|after|year|month)\s+(?:19|20)\d{2}\b", re.I
-        ),
-    ),
-    ("month name outside the current-month note", re.compile(rf"\b(?:{_MONTHS})\b")),
-    ("abbreviation qoq", re.compile(r"\bqoq\b", re.I)),
-    ("Q-<n> lag label", re.compile(r"\bQ-\d+\b")),
-    (
-        "missing-value placeholder",
-        re.compile(r"\b(?:unknown|not available|not reported|missing)\b", re.I),
-    ),
-    # No trailing \b: ")" is not a word character, so "job(s) " must still match.
-    ("(s) plural placeholder", re.compile(r"\b(?:day|month|year|job)\(s\)", re.I)),
-    ("'1 people'", re.compile(r"\b1 people\b", re.I)),
-    ("'1 children'", re.compile(r"\b1 children\b", re.I)),
-    (
-        "survey-like phrase",
-        re.compile(
-            r"\b(?:you say|reported reason|retrospective report|numeracy classification|"
-            r"work-status indicators)\b",
-            re.I,
-        ),
-    ),
-)
-_MONTH_RULE = "month name outside the current-month note"
-
-# Cheap necessary conditions, one per rule: a rule's regex can only match text that contains one
-# of its literals (lower-cased literals are looked up in the lower-cased text, the others as is),
-# or that the digit pattern finds. Rules without an entry always run. The regexes are what decide;
-# this only skips the ones that cannot match (tests check it never skips a match).
-_DIGITS4 = re.compile(r"\d{4}")
-_PREFILTERS: dict[str, tuple[bool, tuple[str, ...]] | re.Pattern[str]] = {
-    "survey/respondent word": (True, ("survey", "respondent")),
-    "panel word": (True, ("panel",)),
-    "benchmark word": (True, ("benchmark",)),
-    "task-construction jargon": (True, ("parker-style",)),
-    "dataset acronym": (False, ("CPS", "SCE", "CEX", "PSID", "Census")),
-    "survey name": (True, ("michigan survey", "survey of consumer", "current population",
-                           "consumer expenditure", "panel study")),
-    "named policy event": (True, ("economic stimulus payment", "federal income-tax rebate")),
-    "absolute date": _DIGITS4,
-    "year range": _DIGITS4,
-    "calendar-year phrase": _DIGITS4,
-    "abbreviation qoq": (True, ("qoq",)),
-    "Q-<n> lag label": (False, ("Q-",)),
-    "missing-value placeholder": (True, ("unknown", "not available", "not reported",
-                                         "missing")),
-    "(s) plural placeholder": (True, ("(s)",)),
-    "'1 people'": (True, ("1 people",)),
-    "'1 children'": (True, ("1 children",)),
-    "survey-like phrase": (True, ("you say", "reported reason", "retrospective report",
-                                  "numeracy classification", "work-status indicators")),
-}
-
-
-def _may_match(rule: str, text: str, lower: str | None) -> bool:
-    """`lower` is the lower-cased text when it is ASCII, else None: Unicode case folding lets
-    e.g. the long s match "s" under re.IGNORECASE, so non-ASCII text runs every folded rule."""
-    pre = _PREFILTERS.get(rule)
-    if pre is None:
-        return True
-    if isinstance(pre, re.Pattern):
-        return pre.search(text) is not None
-    folded, literals = pre
-    if folded and lower is None:
-        return True
-    haystack = lower if folded else text
-    return any(lit in haystack for lit in literals)
-
-
-def _note_pattern(month: str) -> re.Pattern[str]:
-    m = re.escape(month)
-    return re.compile(
-        rf"Note that the current month is {m}(?:{re.escape(DOLLAR_CLAUSE)})?\."
-        rf"|Note that today is (?:{'|'.join(WEEKDAYS)}), (?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th) "
-        rf"{m}{re.escape(DOLLAR_CLAUSE)}\."
-    )
-
-
-ANY_NOTE_PATTERN = re.compile(
-    rf"Note that the current month is (?:{_MONTHS})(?:{re.escape(DOLLAR_CLAUSE)})?\."
-    rf"|Note that today is (?:{'|'.join(WEEKDAYS)}), (?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th) "
-    rf"(?:{_MONTHS}){re.escape(DOLLAR_CLAUSE)}\."
-)
-
-
-def check_forbidden(text: str, *, allowed_month: str | None = None, field: str = "prompt") -> None:
-    """Raise DataError naming the first rule the text breaks and the offending snippet.
-
-    Month names are allowed only inside a current-month (or day) note naming `allowed_month`.
-    """
-    if allowed_month is not None and allowed_month not in MONTH_NAMES:
-        raise ConfigError(f"allowed_month {allowed_month!r} is not an English month name")
-    lower = text.lower() if text.isascii() else None
-    for rule, pattern in FORBIDDEN_RULES:
-        if not _may_match(rule, text, lower):
-            continue
-        searched = text
-        if rule == _MONTH_RULE and allowed_month is not None:
-            searched = _note_pattern(allowed_month).sub("", text)
-        match = pattern.search(searched)
-        if match:
-            lo, hi = max(0, match.start() - 40), min(len(searched), match.end() + 40)
-            raise DataError(
-                f"forbidden text in {field} ({rule}): {match.group(0)!r} in {searched[lo:hi]!r}"
-            )
-
-
 def check_month_note(user: str, task: TaskConfig, month: int | None) -> None:
     """Section 4.6: the note contract for the task's `prompt_month` rule."""
     task = as_task(task)
     notes = ANY_NOTE_PATTERN.findall(user)
-    if task.name in TASKS_WITHOUT_CURRENT_MONTH:
+    if not prompt_rules(task).month_note:
         standalone = f"\n\n{DOLLAR_NOTE}\n\n" in f"\n\n{user}\n\n"
         if notes or user.count(DOLLAR_NOTE) != 1 or standalone:
             raise DataError(
@@ -644,7 +476,7 @@ def check_prompt(system: str, user: str, task: TaskConfig, month: int | None) ->
         field=f"{task.name} user prompt",
     )
     check_month_note(user, task, month)
-    if task.name in HOUSING_TASKS and system != HOUSING_SYSTEM_PROMPT:
+    if prompt_rules(task).housing_persona and system != HOUSING_SYSTEM_PROMPT:
         raise DataError(
             f"task {task.name}: housing tasks use the shared persona {HOUSING_SYSTEM_PROMPT!r}"
         )

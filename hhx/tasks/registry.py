@@ -1,7 +1,8 @@
-"""The 32-task registry: each task is one YAML file in `conf/task/`, validated by `TaskConfig`.
+"""The task registry: each task is one YAML file in `conf/task/`, validated by `TaskConfig`.
 
-Code outside Hydra (the scorer, tests, the bench layer) loads tasks from here, so a task's whole
-definition lives in exactly one config file.
+Code outside Hydra (the scorer, tests, the bench layer) loads tasks from here. A task's whole
+definition is its config file plus the builder module it names (hhx.tasks.contract), so adding a
+task is its YAML, its builder and its test: nothing shared lists tasks.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import STATE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, article, month_note, response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:
@@ -37,6 +38,7 @@ from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, article, month_note, resp
 OUTPUT_ORDER = ("time:text", "id:text")
 
 TASK = "house_census_move"
+PROMPT_RULES = PromptRules(housing_persona=True)
 INTERMEDIATE = "census_decennial"
 PANEL = "state_macro_panel"
 YEARS = (1990, 2000)

@@ -28,6 +28,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.mich.common import (
     ASSESSMENT_PHRASES,
     CONTEXT_COLUMNS,
@@ -46,13 +47,14 @@ from hhx.tasks.mich.common import (
     views_opening,
     with_cutoffs,
 )
-from hhx.tasks.prompting import render_macro_paragraph, response_instruction
+from hhx.tasks.prompting import CLOSING_TEXT_ONLY, render_macro_paragraph, response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:
 # hhx/tasks/output_order.csv, income_mich_finance).
 OUTPUT_ORDER = ("time:text", "_CASEID:number")
 
 TASK = "income_mich_finance"
+PROMPT_RULES = PromptRules(closing=CLOSING_TEXT_ONLY)
 TARGET = "expected_percent_change"
 LABELLED = ["SEX", "REGION", "MARRY", "EDUC", "PAGO", "BAGO"]
 COLUMNS = list(dict.fromkeys(

@@ -42,7 +42,13 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response_instruction
+from hhx.tasks.contract import PromptRules
+from hhx.tasks.prompting import (
+    CLOSING_NO_DOLLAR,
+    format_dollars,
+    render_macro_paragraph,
+    response_instruction,
+)
 from hhx.tasks.psid.common import Steps, public_table, years_ago
 from hhx.tasks.psid.events import (
     build_layers,
@@ -57,6 +63,7 @@ from hhx.tasks.psid.events import (
 OUTPUT_ORDER = ("time:text", "_row_id:text")
 
 TASK = "cons_psid_jobloss"
+PROMPT_RULES = PromptRules(closing=CLOSING_NO_DOLLAR, replacement="Replace v_1 with one number.")
 # Public numbers the reference builds as ints on every row; every other one is a float there
 # (hhx.tasks.psid.common.public_table).
 INTEGER_COLUMNS = [f"history_lag{k}_elapsed_years" for k in range(1, 4)]

@@ -33,7 +33,9 @@ import pandas as pd
 from hhx.config import TaskConfig
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, PSID_ASSET_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import (
+    CLOSING_ONE_INTEGER,
     article,
     format_dollars,
     render_asset_paragraph,
@@ -66,6 +68,8 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "cons_psid_wealth"
+PROMPT_RULES = PromptRules(closing=CLOSING_ONE_INTEGER, closing_first=True, month_note=False)
+INTEGER_OUTPUT = True  # the reference rounds the XGBoost prediction to an integer
 # Public numbers the reference builds as ints on every row; every other one is a float there
 # (hhx.tasks.psid.common.public_table).
 INTEGER_COLUMNS = [f"history_lag{k}_years_ago" for k in range(1, MAX_HISTORY + 1)]

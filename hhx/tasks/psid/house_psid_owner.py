@@ -33,6 +33,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, PSID_ASSET_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import (
     HOUSING_SYSTEM_PROMPT,
     article,
@@ -73,6 +74,7 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "house_psid_owner"
+PROMPT_RULES = PromptRules(month_note=False, housing_persona=True)
 # Public numbers the reference builds as ints on every row; every other one is a float there
 # (hhx.tasks.psid.common.public_table).
 INTEGER_COLUMNS = ["forecast_horizon_years",

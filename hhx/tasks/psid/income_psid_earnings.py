@@ -33,6 +33,7 @@ import pandas as pd
 from hhx.config import TaskConfig
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import (
     article,
     format_dollars,
@@ -65,6 +66,7 @@ from hhx.tasks.psid.common import (
 OUTPUT_ORDER = ("time:text", "id:number")
 
 TASK = "income_psid_earnings"
+PROMPT_RULES = PromptRules(month_note=False)
 # Public numbers the reference builds as ints on every row; every other one is a float there
 # (hhx.tasks.psid.common.public_table).
 INTEGER_COLUMNS: list[str] = []

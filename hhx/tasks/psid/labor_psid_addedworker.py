@@ -37,7 +37,13 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response_instruction
+from hhx.tasks.contract import PromptRules
+from hhx.tasks.prompting import (
+    CLOSING_NO_DOLLARS,
+    format_dollars,
+    render_macro_paragraph,
+    response_instruction,
+)
 from hhx.tasks.psid.common import Steps, public_table, years_ago
 from hhx.tasks.psid.cons_psid_jobloss import (
     _has,
@@ -62,6 +68,7 @@ from hhx.tasks.psid.events import (
 OUTPUT_ORDER = ("time:text", "_row_id:text")
 
 TASK = "labor_psid_addedworker"
+PROMPT_RULES = PromptRules(closing=CLOSING_NO_DOLLARS)
 # Public numbers the reference builds as ints on every row; every other one is a float there
 # (hhx.tasks.psid.common.public_table).
 INTEGER_COLUMNS = [f"history_lag{k}_elapsed_years_to_event" for k in range(1, 4)]

@@ -28,7 +28,8 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.tasks.context import BuildContext
-from hhx.tasks.prompting import render_macro_paragraph, response_instruction
+from hhx.tasks.contract import PromptRules
+from hhx.tasks.prompting import CLOSING_TEXT_ONLY, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
 
@@ -37,6 +38,7 @@ from hhx.tasks.sce import modules as m
 OUTPUT_ORDER = ("time:text", "id:text")
 
 TASK = "cons_sce_growth"
+PROMPT_RULES = PromptRules(closing=CLOSING_TEXT_ONLY)
 SOURCE = "sce_household_spending"
 TARGET = "signed_spending_growth_percent"
 READ = ["k2e", "qsp1", "qsp2__clean", "k2e__label", "qsp1__label"]

@@ -44,6 +44,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import MORTGAGE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import format_dollars, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 from hhx.tasks.sce import modules as m
@@ -53,6 +54,7 @@ from hhx.tasks.sce import modules as m
 OUTPUT_ORDER = ("time:text", "id:text")
 
 TASK = "house_sce_lockin"
+PROMPT_RULES = PromptRules(housing_persona=True)
 SOURCE = "sce_housing"
 CANONICAL = {
     "local_home_value": ["q1_1", "HQ1_1"],

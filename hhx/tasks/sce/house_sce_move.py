@@ -24,6 +24,7 @@ import pandas as pd
 from hhx.config import TaskConfig
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c
 
@@ -32,6 +33,7 @@ from hhx.tasks.sce import common as c
 OUTPUT_ORDER = ("time:text", "id:text")
 
 TASK = "house_sce_move"
+PROMPT_RULES = PromptRules(housing_persona=True)
 READ = [*c.CONTEXT, "Q1", "Q2", "Q3", "Q10_1", "Q10_2", "Q10_3", "Q10_4", "Q10_5", "Q11",
         "Q12new", "Q15", "Q16", "Q19", "Q41", "Q42", "Q43", "Q44", "D3", "Q45b",
         *c.CORE_LABELS.values()]  # fmt: skip

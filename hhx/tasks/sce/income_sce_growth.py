@@ -23,7 +23,13 @@ import pandas as pd
 from hhx.config import TaskConfig
 from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
-from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
+from hhx.tasks.contract import PromptRules
+from hhx.tasks.prompting import (
+    CLOSING_TEXT_ONLY,
+    month_note,
+    render_macro_paragraph,
+    response_instruction,
+)
 from hhx.tasks.sce import common as c
 
 # Publication order of the rows: the official script's sort keys (facts and source:
@@ -31,6 +37,7 @@ from hhx.tasks.sce import common as c
 OUTPUT_ORDER = ("time:text", "id:text")
 
 TASK = "income_sce_growth"
+PROMPT_RULES = PromptRules(closing=CLOSING_TEXT_ONLY)
 TARGET = "Q25v2part2"
 READ = [*c.CONTEXT, "Q1", "Q2", "Q10_1", "Q10_2", "Q10_3", "Q10_4", "Q10_5", "Q11", "Q12new",
         "Q15", "Q16", "Q19", "Q45b", TARGET, *c.CORE_LABELS.values()]  # fmt: skip

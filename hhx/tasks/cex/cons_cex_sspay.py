@@ -166,14 +166,14 @@ def attach_events(days: pd.DataFrame, calendar: pd.DataFrame) -> pd.DataFrame:
     chosen["event_time"] = (chosen["diary_date"] - chosen["scheduled_payment_date"]).dt.days
     far = chosen["scheduled_payment_date"].isna() | chosen["event_time"].abs().gt(17)
     if far.any():
-        raise DataError(f"{TASK_NAME}: no scheduled payment within 17 days of "
+        raise DataError(f"{TASK}: no scheduled payment within 17 days of "
                         f"{chosen.loc[far, 'diary_date'].iloc[0]:%Y-%m-%d}")
     chosen = chosen.sort_values("_row").set_index(days.index)
     return chosen[["scheduled_payment_date", "normal_payment_date", "payment_month",
                    "event_time"]]
 
 
-TASK_NAME = "cons_cex_sspay"
+TASK = "cons_cex_sspay"
 
 
 def add_history(daily: pd.DataFrame, years: Iterable[int] = YEARS) -> pd.DataFrame:
@@ -478,17 +478,17 @@ POLICY = ("Social Security benefits are normally paid on the third day of each m
 def _text(row: Mapping[str, Any], column: str, allowed: Iterable[str] | None = None) -> str:
     value = row.get(column)
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        raise DataError(f"{TASK_NAME}: {column} is missing for id {row.get('id')!r}")
+        raise DataError(f"{TASK}: {column} is missing for id {row.get('id')!r}")
     text = str(value).strip()
     if not text or (allowed is not None and text.lower() not in allowed):
-        raise DataError(f"{TASK_NAME}: unexpected {column} {value!r} for id {row.get('id')!r}")
+        raise DataError(f"{TASK}: unexpected {column} {value!r} for id {row.get('id')!r}")
     return text
 
 
 def _whole(row: Mapping[str, Any], column: str) -> int:
     value = float(row[column])
     if not math.isfinite(value) or value != round(value):
-        raise DataError(f"{TASK_NAME}: {column} must be a whole number (id {row.get('id')!r})")
+        raise DataError(f"{TASK}: {column} must be a whole number (id {row.get('id')!r})")
     return int(value)
 
 
@@ -497,10 +497,10 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     size, children = _whole(row, "household_size"), _whole(row, "children_under_18")
     adults = size - children
     if size < 1 or children < 0 or adults < 0:
-        raise DataError(f"{TASK_NAME}: household size below the children count ({row['id']!r})")
+        raise DataError(f"{TASK}: household size below the children count ({row['id']!r})")
     sex = {"male": "man", "female": "woman"}.get(_text(row, "sex").lower())
     if sex is None:
-        raise DataError(f"{TASK_NAME}: unsupported sex label {row['sex']!r}")
+        raise DataError(f"{TASK}: unsupported sex label {row['sex']!r}")
     urban = _text(row, "urban_status").lower()
     kids = "no children" if children == 0 else f"{children} {'child' if children == 1 else 'children'}"
     day = pd.Timestamp(str(row["time"]))
@@ -542,7 +542,7 @@ def _amounts(row: Mapping[str, Any], columns: list[str]) -> list[float]:
     for column in columns:
         value = float(row[column])
         if not math.isfinite(value) or value < 0:
-            raise DataError(f"{TASK_NAME}: {column} must be a non-negative amount "
+            raise DataError(f"{TASK}: {column} must be a non-negative amount "
                             f"(id {row.get('id')!r})")
         out.append(round(value, 2))
     return out

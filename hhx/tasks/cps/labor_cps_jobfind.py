@@ -50,7 +50,7 @@ from hhx.tasks.prompting import month_note, response_instruction
 # hhx/tasks/output_order.csv, labor_cps_jobfind).
 OUTPUT_ORDER = ("_outcome_month:text", "id:text", "_mish:number")
 
-NAME = "labor_cps_jobfind"
+TASK = "labor_cps_jobfind"
 PREDICTOR_COLUMNS = ["DURUNEMP", *COMMON_LABELS, "classwkr", "wkstat", "wnftlook"]
 QUESTION = "Next month, what will be your work status? " + LF_QUESTION_DEFINITIONS
 # kept for callers of the earlier module
@@ -91,15 +91,15 @@ def labor_paragraph(row: Mapping[str, Any], task: TaskConfig) -> str:
     month = int(str(row["time"])[5:7])
     currency = task.prompt_month.currency if task.prompt_month is not None else False
     parts = [
-        pick(WKSTAT_SENTENCE, text(row, "wkstat_baseline", NAME), "wkstat_baseline", row, NAME),
-        f"You have been unemployed for {week_count(whole(row, 'durunemp_baseline', NAME))}.",
+        pick(WKSTAT_SENTENCE, text(row, "wkstat_baseline", TASK), "wkstat_baseline", row, TASK),
+        f"You have been unemployed for {week_count(whole(row, 'durunemp_baseline', TASK))}.",
         "The last time you worked full-time for at least 2 consecutive weeks was "
-        + pick(WNFTLOOK_PHRASE, text(row, "wnftlook_baseline", NAME), "wnftlook_baseline",
-               row, NAME) + ".",
+        + pick(WNFTLOOK_PHRASE, text(row, "wnftlook_baseline", TASK), "wnftlook_baseline",
+               row, TASK) + ".",
     ]  # fmt: skip
     cls = optional_text(row, "classwkr")
     if cls is not None:
-        parts.append(pick(RECENT_JOB_SENTENCE, cls, "classwkr", row, NAME))
+        parts.append(pick(RECENT_JOB_SENTENCE, cls, "classwkr", row, TASK))
     return (
         "Here is your current and recent labor-market situation. "
         f"{month_note(month, currency)} " + " ".join(parts)
@@ -110,7 +110,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     """(system, user): background, labor situation, macro conditions, question, instruction."""
     user = "\n\n".join(
         [
-            background_paragraph(row, NAME),
+            background_paragraph(row, TASK),
             labor_paragraph(row, task),
             macro_paragraph(row),
             QUESTION,

@@ -48,7 +48,7 @@ from hhx.tasks.prompting import month_note, response_instruction
 # hhx/tasks/output_order.csv, labor_cps_separation).
 OUTPUT_ORDER = ("_outcome_month:text", "id:text", "_mish:number")
 
-NAME = "labor_cps_separation"
+TASK = "labor_cps_separation"
 PREDICTOR_COLUMNS = ["AHRSWORKT", "UHRSWORKT", "classwkr", "multjob"]
 QUESTION = "One month from now, what will be your work status? " + LF_QUESTION_DEFINITIONS
 MULTJOB_LABELS = ("yes", "no")
@@ -85,17 +85,17 @@ def job_paragraph(row: Mapping[str, Any], task: TaskConfig) -> str:
     employed = (
         "You are currently employed."
         if cls is None
-        else f"You are currently employed {pick(CURRENT_EMPLOYER_PHRASE, cls, 'classwkr', row, NAME)}."
+        else f"You are currently employed {pick(CURRENT_EMPLOYER_PHRASE, cls, 'classwkr', row, TASK)}."
     )
     detail = (
-        f"You worked {hours_text(number(row, 'ahrsworkt_baseline', NAME))} hours last week, "
-        f"usually work {hours_text(number(row, 'uhrsworkt_baseline', NAME))} hours per week"
+        f"You worked {hours_text(number(row, 'ahrsworkt_baseline', TASK))} hours last week, "
+        f"usually work {hours_text(number(row, 'uhrsworkt_baseline', TASK))} hours per week"
     )
     multjob = optional_text(row, "multjob_baseline")
     if multjob is None:
         detail += "."
     else:
-        pick(dict.fromkeys(MULTJOB_LABELS, ""), multjob, "multjob_baseline", row, NAME)
+        pick(dict.fromkeys(MULTJOB_LABELS, ""), multjob, "multjob_baseline", row, TASK)
         detail += (
             ", and do not hold multiple jobs." if multjob == "no" else ", and hold multiple jobs."
         )
@@ -106,7 +106,7 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     """(system, user): background, current job, macro conditions, question, instruction."""
     user = "\n\n".join(
         [
-            background_paragraph(row, NAME),
+            background_paragraph(row, TASK),
             job_paragraph(row, task),
             macro_paragraph(row),
             QUESTION,

@@ -24,6 +24,7 @@ from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 # Publication order of the rows: the official script's sort keys (facts and source:
 # hhx/tasks/output_order.csv, cons_cex_total).
 OUTPUT_ORDER = ("id:text", "time:text")
+TASK = "cons_cex_total"
 
 LAGGED = ["income_before_tax", *cx.EXPENDITURES, "cons_food", *cx.CUTOFF_COLUMNS,
           "interview_year", "interview_month", "quarter"]

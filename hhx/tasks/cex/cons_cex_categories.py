@@ -32,6 +32,7 @@ from hhx.tasks.prompting import (
 # Publication order of the rows: the official script's sort keys (facts and source:
 # hhx/tasks/output_order.csv, cons_cex_categories).
 OUTPUT_ORDER = ("id:text", "time:text")
+TASK = "cons_cex_categories"
 
 CATEGORIES = [
     ("cons_food", "food"),

@@ -83,7 +83,7 @@ from hhx.tasks.prompting import month_note, response_instruction
 # hhx/tasks/output_order.csv, labor_cps_ui).
 OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
 
-NAME = "labor_cps_ui"
+TASK = "labor_cps_ui"
 POLICY = "cps_ui_policy"
 FIRST, LAST = 2008 * 12 + 1, 2014 * 12 + 8  # baseline window, year*12 + month
 WINDOW_CELLS = 80 * 51
@@ -154,7 +154,7 @@ POLICY_CAVEAT = (
     "This maximum does not establish that you personally qualified, received benefits "
     "continuously, or had that many weeks remaining."
 )
-BACKGROUND = Background(NAME, checked=frozenset({"race"}), pairs=UI_NATIVITY_CITIZEN_SENTENCE)
+BACKGROUND = Background(TASK, checked=frozenset({"race"}), pairs=UI_NATIVITY_CITIZEN_SENTENCE)
 
 
 def broad_group(code: pd.Series, ranges, overrides, labels: Mapping[int, str]) -> pd.Series:
@@ -182,7 +182,7 @@ def broad_industry(code: pd.Series) -> pd.Series:
 
 def subject_id(cpsidp: pd.Series) -> pd.Series:
     def one(value: int) -> str:
-        digest = hashlib.blake2b(f"{NAME}|{value}".encode(), digest_size=12).hexdigest()
+        digest = hashlib.blake2b(f"{TASK}|{value}".encode(), digest_size=12).hexdigest()
         return f"lcui_{digest}"
 
     return cpsidp.astype("int64").map(one)
@@ -237,7 +237,7 @@ def _check_weights(universe: pd.DataFrame, target: pd.Series) -> None:
     for name, key in groups.items():
         sums = w.groupby(key.to_numpy()).sum()
         if len(w) and (sums <= 0).any():
-            raise DataError(f"{NAME}: {name} {sums.index[sums <= 0][0]} of the job-loser "
+            raise DataError(f"{TASK}: {name} {sums.index[sums <= 0][0]} of the job-loser "
                             "universe has no positive weight (WTFINL)")  # fmt: skip
 
 
@@ -288,7 +288,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     del linked
     base = pd.concat([base, read_rows(ctx, PREDICTOR_COLUMNS, scan[first])], axis=1)
     if labels_as_text(base["vetstat"]).isna().any():
-        raise DataError(f"{NAME}: a linked job loser has no veteran status; the reference "
+        raise DataError(f"{TASK}: a linked job loser has no veteran status; the reference "
                         "requires complete veteran coverage")  # fmt: skip
     base = pd.concat([base, policy_cells(policy, base)], axis=1)
     predictors = common_predictors(base)
@@ -329,7 +329,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     rows = np.flatnonzero(keep)
     kept, pred = base.iloc[rows], predictors.iloc[rows]
     if pred["famsize"].isna().any():
-        raise DataError(f"{NAME}: FAMSIZE above 99 in an eligible row; the reference stops here")
+        raise DataError(f"{TASK}: FAMSIZE above 99 in an eligible row; the reference stops here")
     why = kept["WHYUNEMP"].astype("int64")
     table = pd.DataFrame(
         {
@@ -374,7 +374,7 @@ def check_representatives(table: pd.DataFrame) -> None:
     chosen = list(dict.fromkeys(str(c["id"].iloc[0]) for c in cases if not c.empty))
     if len(chosen) != 3:
         raise DataError(
-            f"{NAME}: the table lacks one of the reference's three representative cases (a "
+            f"{TASK}: the table lacks one of the reference's three representative cases (a "
             "temporary layoff without extension weeks; active search with extension weeks; a "
             "52+ week spell with extension weeks; three different persons): the reference's "
             "renderer stops without them; a larger extract of Jan 2008 - Aug 2014 holds them"
@@ -394,17 +394,17 @@ def weeks_text(value: float) -> str:
 def labor_paragraph(row: Mapping[str, Any]) -> str:
     month = int(str(row["time"])[5:7])
     parts = [
-        pick(WKSTAT_SENTENCE, text(row, "wkstat_baseline", NAME), "wkstat_baseline", row, NAME),
-        f"You have been unemployed for {week_count(whole(row, 'durunemp_baseline', NAME))}.",
+        pick(WKSTAT_SENTENCE, text(row, "wkstat_baseline", TASK), "wkstat_baseline", row, TASK),
+        f"You have been unemployed for {week_count(whole(row, 'durunemp_baseline', TASK))}.",
     ]
-    if text(row, "search_layoff_status", NAME) == "active_search":
+    if text(row, "search_layoff_status", TASK) == "active_search":
         phrase = pick(WNFTLOOK_PHRASE, optional_text(row, "wnftlook_baseline"),
-                      "wnftlook_baseline", row, NAME)  # fmt: skip
+                      "wnftlook_baseline", row, TASK)  # fmt: skip
         parts.append(f"The last time you worked full-time for at least 2 consecutive weeks was "
                      f"{phrase}.")  # fmt: skip
     cls = optional_text(row, "classwkr")
     if cls is not None:
-        parts.append(pick(RECENT_JOB_SENTENCE, cls, "classwkr", row, NAME))
+        parts.append(pick(RECENT_JOB_SENTENCE, cls, "classwkr", row, TASK))
     return (
         "Here is your current and recent labor-market situation. "
         f"{month_note(month, False)} " + " ".join(parts)
@@ -412,23 +412,23 @@ def labor_paragraph(row: Mapping[str, Any]) -> str:
 
 
 def additional_paragraph(row: Mapping[str, Any]) -> str:
-    why = pick({v: v for v in WHYUNEMP_TEXT.values()}, text(row, "whyunemp_text", NAME),
-               "whyunemp_text", row, NAME)  # fmt: skip
+    why = pick({v: v for v in WHYUNEMP_TEXT.values()}, text(row, "whyunemp_text", TASK),
+               "whyunemp_text", row, TASK)  # fmt: skip
     status = pick({"temporary_layoff": "You are currently on temporary layoff.",
                    "active_search": "You are currently actively looking for work."},
-                  text(row, "search_layoff_status", NAME), "search_layoff_status", row, NAME)  # fmt: skip
+                  text(row, "search_layoff_status", TASK), "search_layoff_status", row, TASK)  # fmt: skip
     return (
         "Here is some additional information about your unemployment spell and most recent job. "
         f"Your unemployment began because {why}. {status} In your most recent job, your industry "
-        f"was {text(row, 'last_job_industry', NAME)}, and your occupation was "
-        f"{text(row, 'last_job_occupation', NAME)}."
+        f"was {text(row, 'last_job_industry', TASK)}, and your occupation was "
+        f"{text(row, 'last_job_occupation', TASK)}."
     )
 
 
 def policy_paragraph(row: Mapping[str, Any]) -> str:
-    top = weeks_text(number(row, "maximum_ui_weeks", NAME))
-    reg = weeks_text(number(row, "regular_ui_weeks", NAME))
-    ext = weeks_text(number(row, "extension_ui_weeks", NAME))
+    top = weeks_text(number(row, "maximum_ui_weeks", TASK))
+    reg = weeks_text(number(row, "regular_ui_weeks", TASK))
+    ext = weeks_text(number(row, "extension_ui_weeks", TASK))
     return (
         "Under the rules in your state in the current month, a job loser who met the program "
         f"requirements could potentially receive unemployment benefits for up to {top}. This "

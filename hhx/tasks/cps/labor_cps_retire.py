@@ -86,7 +86,7 @@ from hhx.tasks.prompting import (
 # hhx/tasks/output_order.csv, labor_cps_retire).
 OUTPUT_ORDER = ("_outcome_month:text", "id:text", "_mish:number")
 
-NAME = "labor_cps_retire"
+TASK = "labor_cps_retire"
 LABELS_PATH = Path(__file__).with_name("cps_retirement_labels.csv")
 NOT_OBSERVED = "not observed"
 NO_PARTNER = "no linked spouse or partner"
@@ -129,7 +129,7 @@ PARTNER_PHRASE = {
     "other not in the labor force": "otherwise not in the labor force",
 }
 MULTJOB_LABELS = {"yes": "", "no": ""}
-BACKGROUND = Background(NAME, checked=frozenset({"sex", "race", "region", "metro"}),
+BACKGROUND = Background(TASK, checked=frozenset({"sex", "race", "region", "metro"}),
                         and_you_live=True)  # fmt: skip
 
 
@@ -159,7 +159,7 @@ def code_labels(values: pd.Series, variable: str) -> pd.Series:
             label = None if code == 9999 else labels.get(code, False)
             if label is False:
                 raise DataError(
-                    f"{NAME}: OCC2010 code {code} has no official group in {LABELS_PATH.name}"
+                    f"{TASK}: OCC2010 code {code} has no official group in {LABELS_PATH.name}"
                 )
             out.append(NOT_OBSERVED if label is None or label.lower() == "not in universe"
                        else label)  # fmt: skip
@@ -169,7 +169,7 @@ def code_labels(values: pd.Series, variable: str) -> pd.Series:
         elif code in labels:
             out.append(labels[code])
         else:
-            raise DataError(f"{NAME}: {variable} code {code} has no official IPUMS label in "
+            raise DataError(f"{TASK}: {variable} code {code} has no official IPUMS label in "
                             f"{LABELS_PATH.name}")  # fmt: skip
     return pd.Series(out, index=values.index, dtype=object)
 
@@ -192,10 +192,10 @@ def partner_positions(ctx: BuildContext, rows: np.ndarray) -> np.ndarray:
     pernum, pernum_ok = _ints(ctx, "PERNUM")
     sploc, _ = _ints(ctx, "SPLOC")
     if not (serial_ok.all() and pernum_ok.all()):
-        raise DataError(f"{NAME}: SERIAL or PERNUM is missing in the CPS intermediate")
+        raise DataError(f"{TASK}: SERIAL or PERNUM is missing in the CPS intermediate")
     for name, v, bits in (("SERIAL", serial, 30), ("PERNUM", pernum, 8), ("SPLOC", sploc, 8)):
         if len(v) and (v.min() < 0 or v.max() >= 2**bits):
-            raise DataError(f"{NAME}: {name} {v.max()} is outside 0..{2**bits - 1}")
+            raise DataError(f"{TASK}: {name} {v.max()} is outside 0..{2**bits - 1}")
     head = ((year * 12 + month) << 38) | (serial << 8)
     del year, month, serial
     key = head | pernum
@@ -205,7 +205,7 @@ def partner_positions(ctx: BuildContext, rows: np.ndarray) -> np.ndarray:
     if len(same):
         i = order[same[0]]
         raise DataError(
-            f"{NAME}: a CPS month repeats (YEAR, MONTH, SERIAL, PERNUM) at record {i + 1}; "
+            f"{TASK}: a CPS month repeats (YEAR, MONTH, SERIAL, PERNUM) at record {i + 1}; "
             "the household person keys must be unique"
         )
     wanted = head | sploc
@@ -214,7 +214,7 @@ def partner_positions(ctx: BuildContext, rows: np.ndarray) -> np.ndarray:
     bad = np.flatnonzero((sploc > 0) & ~found)
     if len(bad):
         raise DataError(
-            f"{NAME}: SPLOC {sploc[bad[0]]} of record {bad[0] + 1} names no person of its "
+            f"{TASK}: SPLOC {sploc[bad[0]]} of record {bad[0] + 1} names no person of its "
             "household (positive SPLOC values must resolve)"
         )
     partner = np.where(sploc > 0, order[pos], -1)
@@ -237,7 +237,7 @@ def earnings_cutoffs(ctx: BuildContext, positive: np.ndarray) -> pd.DataFrame:
     if equal.any():
         mi = int(cut.index[equal][0])
         raise DataError(
-            f"{NAME}: weekly-earnings cutoffs of {(mi - 1) // 12}-{(mi - 1) % 12 + 1:02d} are "
+            f"{TASK}: weekly-earnings cutoffs of {(mi - 1) // 12}-{(mi - 1) % 12 + 1:02d} are "
             f"degenerate (p01 = p99 = {cut['p01'][mi]}); the trim needs varying EARNWEEK"
         )
     return cut
@@ -258,7 +258,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     if len(repeated):
         r = keys.iloc[repeated[0]]
         raise DataError(
-            f"{NAME}: CPSIDP {r['CPSIDP']} occurs more than once in {r['YEAR']}-"
+            f"{TASK}: CPSIDP {r['CPSIDP']} occurs more than once in {r['YEAR']}-"
             f"{int(r['MONTH']):02d}; person-month records must be unique"
         )
     positive = mask(keys["CPSIDP"] > 0)
@@ -320,7 +320,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     table["earnweek_baseline"] = earn.iloc[rows].to_numpy()
     if len(table) and table["target"].nunique() < 2:
         raise DataError(
-            f"{NAME}: every eligible row is {table['target'].iloc[0]!r}; the task needs both "
+            f"{TASK}: every eligible row is {table['target'].iloc[0]!r}; the task needs both "
             "retired and not_retired rows"
         )
     floats = ["ahrsworkt_baseline", "uhrsworkt_baseline", "earnweek_baseline"]
@@ -388,14 +388,14 @@ def number_text(value: float) -> str:
 
 
 def partner_sentence(row: Mapping[str, Any]) -> str:
-    if text(row, "partner_linked_baseline", NAME) == NO_PARTNER:
+    if text(row, "partner_linked_baseline", TASK) == NO_PARTNER:
         return "You do not live with a spouse or partner."
-    age = whole(row, "partner_age_baseline", NAME)
-    status = text(row, "partner_status_baseline", NAME)
+    age = whole(row, "partner_age_baseline", TASK)
+    status = text(row, "partner_status_baseline", TASK)
     if status == NOT_OBSERVED:
         detail = f"They are {article(age)} {age}-year-old whose labor-force status is not observed."
     else:
-        phrase = pick(PARTNER_PHRASE, status, "partner_status_baseline", row, NAME)
+        phrase = pick(PARTNER_PHRASE, status, "partner_status_baseline", row, TASK)
         detail = f"They are {article(age)} {age}-year-old who is {phrase}."
     return "You live with a spouse or partner. " + detail
 
@@ -409,16 +409,16 @@ def _shown(row: Mapping[str, Any], col: str) -> str:
 
 def work_paragraph(row: Mapping[str, Any]) -> str:
     month = int(str(row["time"])[5:7])
-    employer = pick(CURRENT_EMPLOYER_PHRASE, text(row, "classwkr", NAME), "classwkr", row, NAME)
+    employer = pick(CURRENT_EMPLOYER_PHRASE, text(row, "classwkr", TASK), "classwkr", row, TASK)
     multjob = optional_text(row, "multjob_baseline")
     if multjob is not None:
-        pick(MULTJOB_LABELS, multjob, "multjob_baseline", row, NAME)
+        pick(MULTJOB_LABELS, multjob, "multjob_baseline", row, TASK)
     jobs = "do not hold multiple jobs" if multjob == "no" else "hold multiple jobs"
     sentences = [
         f"Here are your current work, resources, and health. {month_note(month, True)} "
         f"You are currently employed {employer}.",
-        f"You worked {number_text(number(row, 'ahrsworkt_baseline', NAME))} hours last week, "
-        f"usually work {number_text(number(row, 'uhrsworkt_baseline', NAME))} hours per week, "
+        f"You worked {number_text(number(row, 'ahrsworkt_baseline', TASK))} hours last week, "
+        f"usually work {number_text(number(row, 'uhrsworkt_baseline', TASK))} hours per week, "
         f"and {jobs}.",
     ]
     union = _shown(row, "union_baseline")
@@ -429,14 +429,14 @@ def work_paragraph(row: Mapping[str, Any]) -> str:
     else:
         sentences.append(
             "Your union coverage is not observed." if union == NOT_OBSERVED
-            else pick(UNION_SENTENCE, union, "union_baseline", row, NAME)
+            else pick(UNION_SENTENCE, union, "union_baseline", row, TASK)
         )  # fmt: skip
         sentences.append(
             "Your weekly earnings are not observed." if earnings == NOT_OBSERVED
             else f"Your weekly earnings are {earnings}."
         )  # fmt: skip
     difficulty = _shown(row, "difficulty")
-    sentences.append(pick(DIFFICULTY_SENTENCE, difficulty, "difficulty", row, NAME))
+    sentences.append(pick(DIFFICULTY_SENTENCE, difficulty, "difficulty", row, TASK))
     income = _shown(row, "family_income")
     sentences.append(
         "Your family-income category is not observed." if income == NOT_OBSERVED

@@ -30,6 +30,7 @@ from hhx.config import TaskConfig
 from hhx.errors import DataError
 from hhx.surveys.fred_qd import attach_macro_context
 from hhx.tasks.context import BuildContext
+from hhx.tasks.contract import PromptRules
 from hhx.tasks.cps.common import (
     COMMON_PREDICTORS,
     EMPLOYED_CODES,
@@ -47,13 +48,14 @@ from hhx.tasks.cps.common import (
     whole,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, displaced_workers, job_loss_sentences
-from hhx.tasks.prompting import format_dollars, response_instruction
+from hhx.tasks.prompting import CLOSING_NO_DOLLAR, format_dollars, response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:
 # hhx/tasks/output_order.csv, income_cps_displace).
 OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
 
-NAME = "income_cps_displace"
+TASK = "income_cps_displace"
+PROMPT_RULES = PromptRules(closing=CLOSING_NO_DOLLAR)
 SYSTEM_PROMPT = (
     "You are an American person answering questions about your income, work, "
     "and labor-force situation."
@@ -77,7 +79,7 @@ def household_sentence(famsize: int, nchild: int) -> str:
     return head + f", including {nchild} of your own children."
 
 
-BACKGROUND = Background(NAME, checked=frozenset(), household=household_sentence)
+BACKGROUND = Background(TASK, checked=frozenset(), household=household_sentence)
 
 
 def wave_cutoffs(values: pd.Series, period: pd.Series, name: str) -> pd.DataFrame:
@@ -85,12 +87,12 @@ def wave_cutoffs(values: pd.Series, period: pd.Series, name: str) -> pd.DataFram
     valid = values.notna()
     cut = values[valid].groupby(period[valid]).quantile([0.01, 0.99]).unstack()
     if cut.empty:
-        raise DataError(f"{NAME}: no valid {name} among displaced workers; no trim cutoffs")
+        raise DataError(f"{TASK}: no valid {name} among displaced workers; no trim cutoffs")
     cut.columns = ["p01", "p99"]
     bad = cut["p01"] >= cut["p99"]
     if bad.any():
         raise DataError(
-            f"{NAME}: degenerate {name} cutoffs in survey month(s) {list(cut.index[bad])} "
+            f"{TASK}: degenerate {name} cutoffs in survey month(s) {list(cut.index[bad])} "
             "(p01 not below p99); the trim needs varying values"
         )
     return cut
@@ -98,9 +100,9 @@ def wave_cutoffs(values: pd.Series, period: pd.Series, name: str) -> pd.DataFram
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     """All eligible rows: id, time, release_date, target, then the task's predictors in order."""
-    base, steps = displaced_workers(ctx, NAME, DWS_NUMERIC)
+    base, steps = displaced_workers(ctx, TASK, DWS_NUMERIC)
     if base.empty:
-        raise DataError(f"{NAME}: no displaced-worker records (DWRESP 2, DWSTAT 1) in the CPS "
+        raise DataError(f"{TASK}: no displaced-worker records (DWRESP 2, DWSTAT 1) in the CPS "
                         "intermediate; the extract needs Displaced Worker Supplement months")  # fmt: skip
     num = {c: bounded(base[c], *BOUNDS[c]) for c in DWS_NUMERIC}
     for c in INTEGER:
@@ -166,11 +168,11 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
 
 
 def job_loss_paragraph(row: Mapping[str, Any]) -> str:
-    sentences = job_loss_sentences(row, NAME, currency=True)
-    tenure = number(row, "dwyears", NAME)
+    sentences = job_loss_sentences(row, TASK, currency=True)
+    tenure = number(row, "dwyears", TASK)
     tenure_text = f"{tenure:.2f}".rstrip("0").rstrip(".")
     unit = "year" if abs(tenure - 1.0) < 1e-9 else "years"
-    earned = format_dollars(number(row, "dwweekl", NAME), 2)
+    earned = format_dollars(number(row, "dwweekl", TASK), 2)
     sentences.append(
         f"You worked at the lost job for about {tenure_text} {unit} "
         f"and earned approximately {earned} per week."
@@ -179,7 +181,7 @@ def job_loss_paragraph(row: Mapping[str, Any]) -> str:
 
 
 def after_loss_paragraph(row: Mapping[str, Any]) -> str:
-    jobs, weeks = whole(row, "dwjobsince", NAME), whole(row, "dwwksun", NAME)
+    jobs, weeks = whole(row, "dwjobsince", TASK), whole(row, "dwwksun", TASK)
     return (
         f"Since losing or leaving that job, you have held {jobs} {'job' if jobs == 1 else 'jobs'}. "
         f"You went {weeks} {'week' if weeks == 1 else 'weeks'} without work between the end of "
@@ -190,7 +192,7 @@ def after_loss_paragraph(row: Mapping[str, Any]) -> str:
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     """(system, user): background, macro, job loss, after the loss, question, instruction."""
     if str(row.get("baseline_status")) != "employed":
-        raise DataError(f"{NAME}: id {row.get('id')!r} is not currently employed")
+        raise DataError(f"{TASK}: id {row.get('id')!r} is not currently employed")
     user = "\n\n".join(
         [
             BACKGROUND.paragraph(row),
@@ -206,4 +208,4 @@ def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
 
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:
     """No change: the lost job's weekly earnings."""
-    return [number(row, "dwweekl", NAME)]
+    return [number(row, "dwweekl", TASK)]

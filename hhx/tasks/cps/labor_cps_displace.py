@@ -47,15 +47,15 @@ from hhx.tasks.prompting import response_instruction
 # hhx/tasks/output_order.csv, labor_cps_displace).
 OUTPUT_ORDER = ("time:text", "id:text", "_mish:number")
 
-NAME = "labor_cps_displace"
+TASK = "labor_cps_displace"
 QUESTION = "What is your current employment status?"
 
 
 def build_table(ctx: BuildContext) -> pd.DataFrame:
     """All eligible rows: id, time, release_date, target, then the task's predictors in order."""
-    base, steps = displaced_workers(ctx, NAME)
+    base, steps = displaced_workers(ctx, TASK)
     if base.empty:
-        raise DataError(f"{NAME}: no displaced-worker records (DWRESP 2, DWSTAT 1) in the CPS "
+        raise DataError(f"{TASK}: no displaced-worker records (DWRESP 2, DWSTAT 1) in the CPS "
                         "intermediate; the extract needs Displaced Worker Supplement months")  # fmt: skip
     predictors = common_predictors(base)
     origin = origin_q_index(base["YEAR"], base["MONTH"])
@@ -87,16 +87,16 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
 
 
 def job_loss_paragraph(row: Mapping[str, Any]) -> str:
-    check_labels(row, NAME)
-    return " ".join(job_loss_sentences(row, NAME, currency=False))
+    check_labels(row, TASK)
+    return " ".join(job_loss_sentences(row, TASK, currency=False))
 
 
 def render(row: Mapping[str, Any], task: TaskConfig) -> tuple[str, str]:
     """(system, user): background, macro conditions, job loss, question, instruction."""
-    text(row, "dwstat", NAME)  # required by the reference renderer
+    text(row, "dwstat", TASK)  # required by the reference renderer
     user = "\n\n".join(
         [
-            background_paragraph(row, NAME),
+            background_paragraph(row, TASK),
             macro_paragraph(row),
             job_loss_paragraph(row),
             QUESTION,
