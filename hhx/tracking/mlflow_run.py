@@ -30,10 +30,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hhx.secrets import is_secret_name, scrub, scrubber
+from hhx.tracking.store import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, prepare_store
 
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
-EXPERIMENT_KIND = "custom_model_development"  # MLflow 3's kind for classical ML experiments
 DIRECTION_SUFFIX = {"higher_is_better": "higher_better", "lower_is_better": "lower_better"}
 
 
@@ -58,7 +57,6 @@ def ensure_experiment(uri: str, experiment: str, *, runs_view: bool = False) -> 
     from mlflow.tracking import MlflowClient
 
     from hhx.tracking.orphans import reap_orphans
-    from hhx.tracking.store import prepare_store
 
     experiment_id = prepare_store(uri, experiment)  # schema once, first write locked
     client = MlflowClient(tracking_uri=uri)
