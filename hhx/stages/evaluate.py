@@ -34,6 +34,7 @@ from hhx.startup import resume_gc
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
 from hhx.textsafe import encodable_tree
+from hhx.tracking.labels import enum_value, model_label, run_name
 from hhx.tracking.mlflow_run import (
     begin_run,
     config_yaml,
@@ -110,10 +111,6 @@ def run_dir() -> Path:
         return Path(HydraConfig.get().runtime.output_dir)
     except ValueError:  # called outside a Hydra app (tests calling run() directly)
         return Path("outputs") / time.strftime("%Y-%m-%d/%H-%M-%S")
-
-
-def enum_value(value: Any) -> str:
-    return value.value if hasattr(value, "value") else str(value)
 
 
 def score(task: TaskConfig, cfg: DictConfig, gold: list[dict], preds: list[dict]) -> dict:
@@ -235,27 +232,6 @@ def run_note(header: str, rule: str, rows: list[dict[str, Any]], failure: str | 
     return ("\n".join(lines) + "\n")[:5000]  # within MLflow's limit on a tag's value
 
 
-def adapter_label(path: str) -> str:
-    """A fine-tuned model's name part: the adapter's folder (its run folder for `.../adapter`)."""
-    p = Path(path)
-    return p.parent.name if p.name == "adapter" and p.parent.name else p.name
-
-
-def model_label(cfg: DictConfig) -> str:
-    """The model's name in runs and on the leaderboard: `<model>+lora:<adapter>` when a LoRA
-    adapter is applied, so base and fine-tuned models rank side by side, never merged."""
-    adapter = cfg.model.get("lora_adapter")
-    name = str(cfg.model.name)
-    return f"{name}+lora:{adapter_label(str(adapter))}" if adapter else name
-
-
-def run_name(task: str, model: str, stage: str, synthetic: bool) -> str:
-    """`labor_cps_jobfind · xgboost · evaluate · synthetic · 12-01 18:40`: readable, and two runs
-    of one cell told apart by their start."""
-    parts = [task, model, stage, *(["synthetic"] if synthetic else []), time.strftime("%m-%d %H:%M")]
-    return " · ".join(parts)
-
-
 def selection_tags(split_rows: int, n: int, rule: str) -> dict[str, str]:
     return {"hhx.rows_evaluated": str(n), "hhx.split_rows": str(split_rows),
             "hhx.selection_rule": rule}
@@ -291,7 +267,7 @@ def record_run(
     hhx.failure_reason). Returns the MLflow run id. `resolved`: the config resolved already."""
     status = "FAILED" if failure else "FINISHED"
     synthetic = is_synthetic(cfg) or bench.synthetic
-    model_name = model_label(cfg)
+    model_name = model_label(cfg.model)
     tags = {
         "hhx.stage": "evaluate",
         "hhx.task": task.name,
@@ -356,7 +332,7 @@ def publish_baselines(cfg: DictConfig, predictor: Any, bench: BenchTask,
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     task = as_task(cfg.task)
-    model_name = model_label(cfg)
+    model_name = model_label(cfg.model)
     started = time.perf_counter()
     started_at = time.time()
     # An unreachable API host stops the run here, in seconds; a sweep checks it after its
