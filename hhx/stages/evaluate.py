@@ -29,10 +29,10 @@ from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.base import PredictionRow, make_predictor, preflight
 from hhx.scoring import error_code, score_task, write_result
-from hhx.stages.data import is_synthetic, load_bench, source_of
 from hhx.startup import resume_gc
 from hhx.sweeps import cell as sweep_cell
 from hhx.tasks.registry import answer_names, as_task
+from hhx.tasks.sources import is_synthetic, load_bench, source_of
 from hhx.textsafe import encodable_tree
 from hhx.tracking.labels import enum_value, model_label, run_name
 from hhx.tracking.mlflow_run import (
