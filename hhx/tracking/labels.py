@@ -1,15 +1,10 @@
-"""The names runs carry: the model's label (base or fine-tuned), the run's name, enum values as text."""
+"""The names runs carry: the model's label (base or fine-tuned) and the run's name."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 from typing import Any
-
-
-def enum_value(value: Any) -> str:
-    """An enum's value (a config's `Backend.xgboost` -> `xgboost`), anything else as text."""
-    return value.value if hasattr(value, "value") else str(value)
 
 
 def adapter_label(path: str) -> str:
