@@ -58,9 +58,9 @@ def _cfg(work: Path, per_month: int, task: str = "labor_sce_risk"):
 def phase(name: str, work: Path, per_month: int) -> dict:
     import pyarrow.parquet as pq
 
-    from hhx.stages.data import build_bench_task, prepare_sources
     from hhx.surveys.registry import load_survey
     from hhx.tasks.registry import as_task
+    from hhx.tasks.sources import build_bench_task, prepare_sources
 
     if name == "prepare":  # demo raw files + intermediates (not measured against anything)
         t0 = time.perf_counter()

@@ -118,7 +118,7 @@ SMALL_DEMO = ("data.demo.surveys={cps: {n_households: 300}, psid: {n_families: 1
 
 def build_demo(root: Path, names: list[str]) -> Path:
     """`names` (and what they read) built from a small demo under `root`; the intermediates."""
-    from hhx.stages.data import ensure_demo_raw, ensure_surveys, run_surveys
+    from hhx.tasks.sources import ensure_demo_raw, ensure_surveys, run_surveys
     from tests.test_sources import cfg_for
 
     cfg = cfg_for(root, SMALL_DEMO)

@@ -11,8 +11,8 @@ import pytest
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
 from hhx.stages.build import survey_waves
-from hhx.stages.data import load_survey
 from hhx.surveys.base import has_synthetic_sidecar
+from hhx.tasks.sources import load_survey
 
 
 def test_waves_follow_depends_on():

@@ -9,7 +9,7 @@ import pytest
 
 from hhx.errors import DataError
 from hhx.leaderboard.collect import DETAIL_COLUMNS, RunRecord, select_runs
-from hhx.stages.evaluate import coverage_failure, failure_causes
+from hhx.stages.evaluation.scoring import coverage_failure, failure_causes
 
 TAGS = {"hhx.stage": "evaluate", "hhx.task": "t", "hhx.model": "m", "hhx.backend": "litellm",
         "hhx.mode": "baseline", "hhx.target_type": "numeric", "hhx.data_source": "official",

@@ -263,7 +263,7 @@ def _official_release(root: Path, name: str, n: int = 12) -> None:
 def test_hand_written_official_tables_load_as_data_official_and_score(tmp_path, name):
     root = tmp_path / "download"
     _official_release(root, name)
-    bench = lay.load_bench_task(root, name, source="official")
+    bench = lay.load_bench_task(root, load_task(name), source="official")
     task = bench.spec
     numeric = [c for c in lay.table_columns(task) if c not in lay.text_columns(task)]
     assert all(bench.table[c].dtype == "float64" for c in numeric)

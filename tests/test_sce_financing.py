@@ -267,8 +267,8 @@ def test_the_reference_requires_the_question_timings(tmp_path):
 
 def test_enabling_an_improvement_makes_the_build_stale(tmp_path):
     """The build stamp records enabled improvements (absent when none, so older stamps hold)."""
-    from hhx.stages.data import _survey_state
     from hhx.surveys.freshness import Fingerprints
+    from hhx.tasks.sources import _survey_state
 
     fps = Fingerprints(tmp_path / "fps.json")
     plain = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",

@@ -145,13 +145,13 @@ def test_constrained_decoding_is_refused_on_the_transformers_backend():
 
 
 def test_adapter_runs_are_labelled_apart_from_the_base_model():
-    from hhx.stages.evaluate import model_label
+    from hhx.tracking.labels import model_label
 
     base = OmegaConf.create({"model": {"name": "qwen35_4b", "lora_adapter": None}})
     tuned = OmegaConf.create({"model": {"name": "qwen35_4b",
                                         "lora_adapter": "outputs/sft/qwen35_4b-paper-ntl/adapter"}})
-    assert model_label(base) == "qwen35_4b"
-    assert model_label(tuned) == "qwen35_4b+lora:qwen35_4b-paper-ntl"
+    assert model_label(base.model) == "qwen35_4b"
+    assert model_label(tuned.model) == "qwen35_4b+lora:qwen35_4b-paper-ntl"
 
 
 def test_an_adapter_folder_without_peft_config_is_a_clear_error(tmp_path):

@@ -15,10 +15,10 @@ import pytest
 
 from hhx.app import expand_task_sets, task_set
 from hhx.io import atomic_path, is_temp_name, sweep_stale_temps, temp_dir
-from hhx.stages.data import build_bench_task, ensure_demo_raw, ensure_surveys, run_surveys
 from hhx.surveys.freshness import Fingerprints, read_stamp
 from hhx.surveys.registry import build_order, survey_names, with_dependencies
 from hhx.tasks.registry import load_task, task_names
+from hhx.tasks.sources import build_bench_task, ensure_demo_raw, ensure_surveys, run_surveys
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,7 +213,7 @@ def test_a_temporary_whose_writer_dies_during_the_next_build_is_removed_by_its_e
     inter.mkdir(parents=True, exist_ok=True)
     orphan = inter / f".cps_ui_policy.parquet.hhx-{worker.pid}-abc123.tmp"
     orphan.write_bytes(b"")  # what mkstemp leaves when the writer is killed at once
-    import hhx.stages.data as data_stage
+    import hhx.tasks.sources as data_stage
 
     original = data_stage._survey_state
 

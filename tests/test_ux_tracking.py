@@ -14,14 +14,13 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from hhx.tracking.mlflow_run import (
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     begin_run,
     directed_name,
     experiment_for,
     fail_run,
     log_run,
 )
+from hhx.tracking.store import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ from hhx.io import atomic_path, file_lock, write_csv_atomic, write_json_atomic
 
 from . import manifests as mf
 from . import splits as sp
-from .table import _LAYOUT_HINT, _column_mismatch, _first, _task, coerce_table, read_table
+from .table import _LAYOUT_HINT, _column_mismatch, _first, coerce_table, read_table
 from .table import official_values as official_values  # re-exported: part of the layout API
 from .table import table_columns as table_columns
 from .table import target_domains as target_domains
@@ -377,7 +377,7 @@ def is_synthetic(root: str | Path, task_name: str) -> bool:
 
 def load_bench_task(
     root: str | Path,
-    task: TaskConfig | str,
+    task: TaskConfig,
     layout: str = "release",
     split: str | None = None,
     source: str = "official",
@@ -388,13 +388,12 @@ def load_bench_task(
     A root that hhx built from demo data carries `hhx_provenance.json`; such tasks always load as
     synthetic, whatever `synthetic` says.
     """
-    spec = _task(task)
     root = Path(root)
     if layout == "eval_sample":
         if split is None:
             raise ConfigError("the eval-sample layout needs data.split (pre_cutoff or post_cutoff)")
         cell = eval_sample_split(split)
-        path = eval_sample_path(root, cell, spec.name)
+        path = eval_sample_path(root, cell, task.name)
         if not path.is_file():
             raise DataError(
                 f"{path}: eval-sample file not found; the eval-sample layout is "
@@ -402,22 +401,22 @@ def load_bench_task(
                 "(tasks without post-cutoff rows have no post_cutoff file)"
             )
         prompts = read_prompts(path)
-        is_synth = synthetic or is_synthetic(root, spec.name)
-        return BenchTask(spec, prompts, None, None, root, source, is_synth, layout, split=cell)
+        is_synth = synthetic or is_synthetic(root, task.name)
+        return BenchTask(task, prompts, None, None, root, source, is_synth, layout, split=cell)
     if layout != "release":
         raise ConfigError(f"data.layout={layout!r}; use release or eval_sample")
-    paths = release_paths(root, spec.name)
+    paths = release_paths(root, task.name)
     for key in ("table", "prompts", "sidecar"):
         if not paths[key].is_file():
             raise DataError(f"{paths[key]}: not found; {_LAYOUT_HINT} (root {root})")
-    table = read_table(paths["table"], spec)
+    table = read_table(paths["table"], task)
     prompts = read_prompts(paths["prompts"])
     sidecar = read_sidecar(paths["sidecar"])
     check_same_order(
-        {"prompts": prompts, "table": table, "sidecar": sidecar}, f"task {spec.name} under {root}"
+        {"prompts": prompts, "table": table, "sidecar": sidecar}, f"task {task.name} under {root}"
     )
-    is_synth = synthetic or is_synthetic(root, spec.name)
-    return BenchTask(spec, prompts, table, sidecar, root, source, is_synth, layout)
+    is_synth = synthetic or is_synthetic(root, task.name)
+    return BenchTask(task, prompts, table, sidecar, root, source, is_synth, layout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -466,7 +465,7 @@ def _write_prompts(path: Path, records: list[dict[str, Any]], compact: bool = Fa
 
 def write_release_task(
     root: str | Path,
-    task: TaskConfig | str,
+    task: TaskConfig,
     table: pd.DataFrame,
     prompts: pd.DataFrame,
     sidecar: pd.DataFrame,
@@ -484,13 +483,12 @@ def write_release_task(
     manifests and READY.json are upserted under a lock, and `hhx_provenance.json` records whether
     the build is synthetic.
     """
-    spec = _task(task)
     root = Path(root)
-    paths = release_paths(root, spec.name)
-    where = f"task {spec.name}"
-    numeric = set(table_columns(spec)) - set(text_columns(spec))
+    paths = release_paths(root, task.name)
+    where = f"task {task.name}"
+    numeric = set(table_columns(task)) - set(text_columns(task))
     floats = [c for c in table.attrs.get("float_columns", ()) if c in numeric]
-    typed = coerce_table(table, spec, f"{where} table", float_columns=floats)
+    typed = coerce_table(table, task, f"{where} table", float_columns=floats)
     if list(prompts.columns) != list(PROMPT_KEYS):
         raise DataError(
             f"{where}: prompt columns must be exactly {list(PROMPT_KEYS)}, "
@@ -500,29 +498,29 @@ def write_release_task(
     check_same_order(
         {"table": typed, "prompts": prompts.reset_index(drop=True), "sidecar": public}, where
     )
-    summary = sp.sampling_summary(sidecar, spec, cutoff=cutoff)
+    summary = sp.sampling_summary(sidecar, task, cutoff=cutoff)
     columns = [prompts[k].to_numpy(dtype=object) for k in PROMPT_KEYS]
     records = [dict(zip(PROMPT_KEYS, values, strict=True)) for values in zip(*columns, strict=True)]
     for i, record in enumerate(records):
         check_prompt_record(record, f"{where} prompt record {i}")
 
     with file_lock(root / ".hhx_manifest.lock"):  # parallel builds upsert the manifests
-        _check_provenance(root, spec.name, synthetic)
+        _check_provenance(root, task.name, synthetic)
         write_csv_atomic(paths["table"], typed)
         _write_prompts(paths["prompts"], records, compact_prompts)
         write_csv_atomic(paths["sidecar"], public)
-        _update_provenance(root, spec.name, synthetic)
+        _update_provenance(root, task.name, synthetic)
         mf.upsert_rows(
             paths["manifest"],
-            [mf.manifest_row(spec, typed, summary, MODE_LABELS[spec.mode])],
+            [mf.manifest_row(task, typed, summary, MODE_LABELS[task.mode])],
             mf.MANIFEST_COLUMNS,
             "manifest",
         )
         split_manifest = mf.upsert_rows(
             paths["split_manifest"],
-            [mf.split_manifest_row(spec.name, root, summary)],
+            [mf.split_manifest_row(task.name, root, summary)],
             mf.SPLIT_MANIFEST_COLUMNS,
             "split_manifest",
         )
-        mf.write_split_metadata(root, split_manifest, spec, cutoff=cutoff, seed=seed)
+        mf.write_split_metadata(root, split_manifest, task, cutoff=cutoff, seed=seed)
     return paths

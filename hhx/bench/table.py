@@ -12,14 +12,12 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import DataError
-from hhx.tasks.registry import as_task, load_task
 
 from . import csvnum
 from . import splits as sp
@@ -28,10 +26,6 @@ _LAYOUT_HINT = (
     "the official release layout is tabular/<task>.csv, prompts/<task>.jsonl and "
     "splits/<task>.csv under data.root"
 )
-
-
-def _task(task: TaskConfig | str | Any) -> TaskConfig:
-    return load_task(task) if isinstance(task, str) else as_task(task)
 
 
 def table_columns(task: TaskConfig) -> list[str]:
@@ -200,9 +194,8 @@ def _column_mismatch(actual: list[str], expected: list[str], where: str) -> None
     raise DataError(f"{where}: unexpected extra column(s) {actual[len(expected) :]}")
 
 
-def read_table(path: str | Path, task: TaskConfig | str) -> pd.DataFrame:
+def read_table(path: str | Path, task: TaskConfig) -> pd.DataFrame:
     """Read `tabular/<task>.csv` with the release typing; every violation is a one-line error."""
-    task = _task(task)
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: task table not found; {_LAYOUT_HINT}")

@@ -14,16 +14,16 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from hhx.errors import HhxError
-from hhx.stages.data import (
+from hhx.surveys.base import BuildReport
+from hhx.surveys.registry import ALL, survey_names, survey_waves
+from hhx.tasks.registry import as_task
+from hhx.tasks.sources import (
     build_bench_task,
     is_synthetic,
     run_surveys,
     source_of,
     synthetic_inputs,
 )
-from hhx.surveys.base import BuildReport
-from hhx.surveys.registry import ALL, survey_names, survey_waves
-from hhx.tasks.registry import as_task
 from hhx.tracking.mlflow_run import begin_run, experiment_for, fail_run, flatten_config, log_run
 
 __all__ = ["run", "survey_waves"]
@@ -43,7 +43,7 @@ def survey_requested(cfg: DictConfig) -> str | None:
 
 def build_sources(cfg: DictConfig, names: list[str]) -> dict[str, BuildReport | None]:
     """Build `names` and their dependencies (stale ones only); print one line per source."""
-    from hhx.stages.data import ensure_demo_raw, ensure_surveys
+    from hhx.tasks.sources import ensure_demo_raw, ensure_surveys
 
     surveys = run_surveys(cfg, names)
     if is_synthetic(cfg):

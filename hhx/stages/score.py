@@ -42,7 +42,7 @@ class FewMatches(HhxError):
 def split_gold(cfg: DictConfig, task: Any, split: str,
                gold: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The split's evaluated rows (from the configured data), or the gold file cut to them."""
-    from hhx.stages.data import load_bench
+    from hhx.tasks.sources import load_bench
 
     bench = load_bench(cfg, task)
     examples = bench.eval_examples(split, cfg.data.max_examples)

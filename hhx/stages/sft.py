@@ -23,8 +23,8 @@ from omegaconf import DictConfig
 from hhx.errors import ConfigError
 from hhx.sft.dataset import read_sft_set
 from hhx.sft.tracking import SftTracker
-from hhx.stages.data import source_of
 from hhx.stages.sft_data import sft_data_dir
+from hhx.tasks.sources import source_of
 from hhx.tracking.mlflow_run import flatten_config
 
 LOCAL_BACKENDS = ("transformers", "vllm", "llamacpp")

@@ -21,8 +21,8 @@ from hhx.config import DataSource, Mode
 from hhx.errors import ConfigError
 from hhx.progress import progress
 from hhx.sft.dataset import write_sft_set
-from hhx.stages.data import build_bench_task, source_of
 from hhx.tasks.registry import load_task, task_names
+from hhx.tasks.sources import build_bench_task, source_of
 from hhx.tracking.mlflow_run import flatten_config, log_run
 
 

@@ -18,9 +18,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from hhx.bench.layout import BenchTask
-from hhx.config import TargetType, TaskConfig
+from hhx.config import TargetType, TaskConfig, enum_text
 from hhx.io import write_json_atomic
 from hhx.sweeps.identity import cell_key, config_hash, data_fingerprint
+from hhx.tracking.labels import model_label
 from hhx.tracking.lookup import CELL_TAG, FoundRun, finished_cells
 
 log = logging.getLogger(__name__)
@@ -89,8 +90,6 @@ def job_tag() -> str | None:
 
 
 def record_start(cfg: DictConfig) -> None:
-    from hhx.stages.evaluate import enum_value, model_label
-
     try:
         job_num = int(HydraConfig.get().job.num)
         overrides = list(HydraConfig.get().overrides.task)
@@ -108,12 +107,12 @@ def record_start(cfg: DictConfig) -> None:
             return "?"
 
     write_record(status="started", sweep_id=sweep_id(), job=job_num, overrides=overrides,
-                 stage=read(lambda: enum_value(cfg.stage)),
+                 stage=read(lambda: enum_text(cfg.stage)),
                  task=read(lambda: str(cfg.task.name) if cfg.get("task") is not None else ""),
-                 model=read(lambda: model_label(cfg) if cfg.get("model") is not None else ""),
+                 model=read(lambda: model_label(cfg.model) if cfg.get("model") is not None else ""),
                  # the score's metric and direction, shown even when the cell fails
-                 metric=read(lambda: PRIMARY[TargetType(enum_value(cfg.task.target_type))][0]),
-                 direction=read(lambda: PRIMARY[TargetType(enum_value(cfg.task.target_type))][1]),
+                 metric=read(lambda: PRIMARY[TargetType(enum_text(cfg.task.target_type))][0]),
+                 direction=read(lambda: PRIMARY[TargetType(enum_text(cfg.task.target_type))][1]),
                  started_at=time.time())
 
 

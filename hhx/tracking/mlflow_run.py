@@ -29,15 +29,15 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from hhx.config import TrackingConfig
 from hhx.secrets import is_secret_name, scrub, scrubber
+from hhx.tracking.store import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, prepare_store
 
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
-EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
-EXPERIMENT_KIND = "custom_model_development"  # MLflow 3's kind for classical ML experiments
 DIRECTION_SUFFIX = {"higher_is_better": "higher_better", "lower_is_better": "lower_better"}
 
 
-def experiment_for(tracking: DictConfig, stage: str) -> str:
+def experiment_for(tracking: TrackingConfig, stage: str) -> str:
     """Evaluate runs in `tracking.experiment`; build, leaderboard and sweep runs beside it, apart."""
     base = str(tracking.experiment)
     return {"build": f"{base}-builds", "leaderboard": f"{base}-leaderboard",
@@ -58,7 +58,6 @@ def ensure_experiment(uri: str, experiment: str, *, runs_view: bool = False) -> 
     from mlflow.tracking import MlflowClient
 
     from hhx.tracking.orphans import reap_orphans
-    from hhx.tracking.store import prepare_store
 
     experiment_id = prepare_store(uri, experiment)  # schema once, first write locked
     client = MlflowClient(tracking_uri=uri)
@@ -73,7 +72,7 @@ def ensure_experiment(uri: str, experiment: str, *, runs_view: bool = False) -> 
     return experiment_id
 
 
-def begin_run(tracking: DictConfig, *, run_name: str, tags: dict[str, str],
+def begin_run(tracking: TrackingConfig, *, run_name: str, tags: dict[str, str],
               experiment: str | None = None) -> str | None:
     """Create a RUNNING run now (its start time is when the work starts); None when disabled."""
     if not tracking.enabled:
@@ -90,7 +89,7 @@ def begin_run(tracking: DictConfig, *, run_name: str, tags: dict[str, str],
     return run.info.run_id
 
 
-def fail_run(tracking: DictConfig, run_id: str | None, reason: str) -> None:
+def fail_run(tracking: TrackingConfig, run_id: str | None, reason: str) -> None:
     """End a RUNNING run FAILED with its reason (tags hhx.status, hhx.failure_reason)."""
     if not run_id or not tracking.enabled:
         return
@@ -159,7 +158,7 @@ def finite_metrics(metrics: dict[str, Any]) -> dict[str, float]:
 
 
 def log_run(
-    tracking: DictConfig,
+    tracking: TrackingConfig,
     *,
     run_name: str,
     params: dict[str, str],

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 _READY: set[tuple[str, str]] = set()  # (uri, experiment) prepared by this process
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"  # MLflow 3's kind for classical ML experiments
 
 
 def sqlite_path(uri: str) -> Path | None:
@@ -57,8 +59,6 @@ def prepare_store(uri: str, experiment: str) -> str:
         client = MlflowClient(tracking_uri=uri)
         found = client.get_experiment_by_name(experiment)
         if found is None:
-            from hhx.tracking.mlflow_run import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
-
             experiment_id = client.create_experiment(
                 experiment, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
         else:

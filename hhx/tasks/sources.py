@@ -1,4 +1,4 @@
-"""Get a task in the official layout from whichever data source the run names.
+"""Get a task in the official layout from whichever data source the run names (`data.source`).
 
 - `official`: read the user's download (release or eval-sample layout) as it is.
 - `demo`: write seeded synthetic raw files in the official formats (once), build the survey
