@@ -15,20 +15,15 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from hhx.catalog import BACKENDS, STAGES
+
 # --------------------------------------------------------------------------------------------
 # Enumerations (OmegaConf validates enum members by name)
 
 
-class Stage(str, Enum):
-    evaluate = "evaluate"
-    build = "build"
-    score = "score"
-    leaderboard = "leaderboard"
-    describe = "describe"
-    list = "list"  # noqa: A003 - what can run here (tasks, models, data present)
-    # Fine-tuning (hhx/stages/sft_data.py, hhx/stages/sft.py; the sft/ group).
-    sft_data = "sft_data"
-    sft = "sft"
+# The stages and the backends are declared once, in hhx/catalog.py; the schema's enums follow.
+Stage = Enum(  # type: ignore[misc]
+    "Stage", [(s.name, s.name) for s in STAGES], type=str, module=__name__, qualname="Stage")
 
 
 class Mode(str, Enum):
@@ -63,14 +58,8 @@ class DataSource(str, Enum):
     raw = "raw"  # the user's downloaded survey files, built by hhx
 
 
-class Backend(str, Enum):
-    no_change = "no_change"
-    xgboost = "xgboost"
-    official_xgboost = "official_xgboost"  # the release's published XGBoost predictions
-    litellm = "litellm"
-    vllm = "vllm"
-    llamacpp = "llamacpp"
-    transformers = "transformers"  # local HF/GGUF weights + optional LoRA adapter (CPU or GPU)
+Backend = Enum(  # type: ignore[misc]
+    "Backend", [(name, name) for name in BACKENDS], type=str, module=__name__, qualname="Backend")
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,8 +23,6 @@ from typing import Any
 
 from hhx.errors import PredictorError
 
-LOCAL_BACKENDS = ("vllm", "transformers", "llamacpp")
-
 
 def has_cuda_device() -> bool:
     """A CUDA device is visible to this process (a cheap look; no torch import)."""
