@@ -25,22 +25,26 @@ class StageSpec:
     name: str
     module: str  # a module with `run(cfg)`
     help: str  # one line for `hhx --help`
+    # A run folder's name after its time (hhx/paths.py `stage_label`).
+    folder: str = "{stage}"
 
 
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("evaluate", "hhx.stages.evaluate",
               "predict a task with a model, score it with the official scorer, track it "
-              "(default)"),
+              "(default)", folder="{stage}_{task}_{model}"),
     StageSpec("build", "hhx.stages.build",
-              "raw files -> intermediates -> a task in the official release layout"),
+              "raw files -> intermediates -> a task in the official release layout",
+              folder="build_{task}"),
     StageSpec("score", "hhx.stages.score",
-              "score a predictions file against gold prompts, like the official scorer"),
+              "score a predictions file against gold prompts, like the official scorer",
+              folder="{stage}_{task}_{model}"),
     StageSpec("leaderboard", "hhx.leaderboard.stage",
               "rank evaluate runs with bootstrap intervals, write the report"),
     StageSpec("describe", "hhx.stages.describe", "print a task's definition and its metrics as JSON"),
     StageSpec("list", "hhx.stages.listing", "every task and model, and what each needs here"),
     StageSpec("sft_data", "hhx.stages.sft_data", "export the fine-tuning set"),
-    StageSpec("sft", "hhx.stages.sft", "LoRA fine-tuning"),
+    StageSpec("sft", "hhx.stages.sft", "LoRA fine-tuning", folder="{stage}_{task}_{model}"),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -110,7 +114,7 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 needs="an API key, or a server", litellm_prices=True),
     BackendSpec("vllm", "hhx.predictors.llm.vllm_backend:make", Kind.local,
                 Resources(gpus=1, cpus=8, mem_gb=64, time_min=720),
-                needs="a GPU (NVIDIA, CUDA) and pip install hhx[gpu]", fine_tunable=True,
+                needs="a GPU (NVIDIA, CUDA) and pip install 'hhx[gpu]'", fine_tunable=True,
                 gpu=Gpu.needed, packages=("vllm",), install="pip install 'hhx[gpu]'"),
     BackendSpec("llamacpp", "hhx.predictors.llm.llamacpp_backend:make", Kind.local,
                 Resources(gpus=0, cpus=4, mem_gb=8, time_min=240),

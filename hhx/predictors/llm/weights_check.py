@@ -93,6 +93,19 @@ def download_command(model_id: str) -> str:
     return f"{hf} download {model_id}"
 
 
+def weights_missing(model: Any, backend: str) -> str | None:
+    """Why an open-weight model's weights are not here, in a few words (None: they are)."""
+    spec, model_id = getattr(model, "model_path", None), getattr(model, "model_id", None)
+    if spec:
+        return path_problem(str(spec))
+    if backend == "llamacpp" or not model_id:
+        return "model.model_path is not set"
+    if in_hf_cache(str(model_id)):
+        return None
+    return (f"not in the Hugging Face cache: {download_command(str(model_id))}, or "
+            "model.model_path=<folder>")
+
+
 def check_local_weights(model: Any, backend: str) -> None:
     """Raise PredictorError (one line) when an open-weight model's weights are not here."""
     name, model_id = str(model.get("name")), model.get("model_id")
