@@ -1,4 +1,4 @@
-"""What hhx offers, declared once: its stages and its predictor backends (plain data, no imports).
+"""What hhx offers, declared once: its stages and its predictor backends (plain data).
 
 Everything else reads these tables: the `Stage` and `Backend` enums of the config schema
 (hhx/config.py), the stage dispatch (hhx/stages/__init__.py) and `--help` (hhx/cli_help.py), the
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+
+from hhx.bounds import enum_text
 
 # --------------------------------------------------------------------------------------------
 # Stages (`python -m hhx stage=<name>`), in the order `--help` and a misspelt stage's line list them.
@@ -131,4 +133,4 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
 
 def backend_spec(backend: object) -> BackendSpec:
     """The table entry of a config's `model.backend` (an enum member or its name)."""
-    return BACKENDS[str(getattr(backend, "value", backend))]
+    return BACKENDS[enum_text(backend)]

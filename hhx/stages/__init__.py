@@ -6,8 +6,8 @@ import importlib
 
 from omegaconf import DictConfig
 
+from hhx.bounds import enum_text
 from hhx.catalog import STAGES as CATALOG_STAGES
-from hhx.config import enum_text
 from hhx.startup import resume_gc
 
 # stage name -> its module (hhx/catalog.py declares the stages).

@@ -17,7 +17,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hhx.config import DataConfig, ModelConfig, enum_text
+from hhx.bounds import enum_text
+from hhx.config import DataConfig, ModelConfig
 from hhx.predictors.needs import missing, needs
 from hhx.surveys.registry import with_dependencies
 from hhx.tasks.registry import CONF_DIR, load_task, task_names

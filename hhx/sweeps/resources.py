@@ -15,8 +15,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from hhx.bounds import enum_text
 from hhx.catalog import BACKENDS, Resources
-from hhx.config import enum_text
 from hhx.errors import ConfigError
 
 FIELDS = ("gpus", "cpus", "mem_gb", "time_min", "partition")
