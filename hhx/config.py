@@ -250,14 +250,27 @@ class ResourcesConfig:
     partition: str | None = None
 
 
+# A model's settings, grouped by who reads them: every backend (`ModelCommon`), the LLM backends
+# (`LLMModelSettings`: litellm, vllm, llamacpp, transformers), XGBoost (`model.xgboost`), cluster
+# jobs (`model.resources`). `ModelConfig` joins them into one flat `model:` node because the
+# README's overrides (model.model_path=..., model.api_base=...), the logged MLflow params, the
+# run's config.yaml and `hhx.config_hash` all name the settings `model.<field>`: the groups
+# keep that order and those names. A backend's option that no field names goes in model.extra.
+
+
 @dataclass
-class ModelConfig:
+class ModelCommon:
     name: str = MISSING
     backend: Backend = MISSING
     description: str = ""
     # Knowledge cutoff (ISO date) for before/after-cutoff analyses; None if unknown/not applicable.
     cutoff: str | None = None
-    # --- LLM backends (litellm / vllm / llamacpp)
+
+
+@dataclass
+class LLMModelSettings:
+    """What the LLM backends read (hhx/predictors/llm/settings.py); the others ignore it."""
+
     model_id: str | None = None  # provider model string, e.g. "openai/gpt-5-mini"
     api_base: str | None = None
     api_key_env: str | None = None  # name of the env var holding the key (never the key)
@@ -293,10 +306,14 @@ class ModelConfig:
     # Tokens a model may spend reasoning/thinking before its answer: added to the derived answer
     # budget (decoding.max_tokens=auto). 0 for models that answer directly.
     reasoning_tokens: int = field(default=0, metadata=at_least(0))
-    # --- xgboost
-    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
-    # --- cluster jobs (sweeps)
-    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
+
+
+@dataclass
+class ModelConfig(LLMModelSettings, ModelCommon):
+    """conf/model/<name>.yaml: the common settings, then the LLM ones, then these."""
+
+    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)  # the xgboost backend's
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)  # cluster jobs (sweeps)
 
 
 @dataclass
