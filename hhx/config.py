@@ -471,7 +471,7 @@ class SweepConfig:
 
 @dataclass
 class HhxConfig:
-    stage: Stage = Stage.evaluate
+    stage: Stage = Stage("evaluate")
     seed: int = field(default=42, metadata=at_least(0))
     task: TaskConfig = MISSING
     survey: SurveyConfig = MISSING

@@ -46,7 +46,9 @@ def model_configs() -> dict[str, tuple[ModelConfig, bool]]:
         root = OmegaConf.create({"model": raw})  # interpolations name `model.<key>`
         OmegaConf.resolve(root)
         merged = OmegaConf.merge(OmegaConf.structured(ModelConfig), root.model)
-        out[path.stem] = (OmegaConf.to_object(merged), template)
+        model = OmegaConf.to_object(merged)
+        assert isinstance(model, ModelConfig)
+        out[path.stem] = (model, template)
     return out
 
 

@@ -33,7 +33,7 @@ def job_resources(model: DictConfig | Any) -> Resources:
     if threads is not None:  # e.g. XGBoost asks for the CPUs it will use
         base = replace(base, cpus=int(threads))
     given = model.get("resources") or {}
-    chosen = {k: given.get(k) for k in FIELDS if given.get(k) is not None}
+    chosen: dict[str, Any] = {k: given.get(k) for k in FIELDS if given.get(k) is not None}
     return replace(base, **chosen)
 
 
