@@ -240,7 +240,7 @@ class XGBoostConfig:
 class ResourcesConfig:
     """What one job of this model asks a cluster for (hydra/launcher=submitit_slurm, ray).
 
-    None = the backend's default (hhx/sweeps/resources.py: a vLLM model asks for a GPU, XGBoost
+    None = the backend's default (its entry in hhx/catalog.py: a vLLM model asks for a GPU, XGBoost
     for `xgboost.threads` CPUs, an API model for one CPU)."""
 
     gpus: int | None = None
