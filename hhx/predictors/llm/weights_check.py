@@ -48,7 +48,7 @@ def engine_plan(backend: str) -> str:
     if backend == "transformers":
         return "transformers on the GPU" if gpu else (
             "transformers on the CPU (no CUDA device here; float32, slow for billions of weights)")
-    return "llama.cpp on the CPU"
+    return "llama.cpp on the CPU" if backend == "llamacpp" else f"the {backend} backend"
 
 
 def hf_cache_dir() -> str:
