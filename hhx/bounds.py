@@ -15,6 +15,7 @@ aggregation rules when it builds the LLM settings from a config that skipped the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from enum import Enum
@@ -53,8 +54,9 @@ def _nested(hint: Any) -> type | None:
     return found[0] if len(found) == 1 and isinstance(found[0], type) else None
 
 
+@functools.cache
 def declared(schema: type, prefix: str = "") -> dict[str, dict[str, Any]]:
-    """dotted key -> the rule metadata of every constrained field under `schema`."""
+    """dotted key -> the rule metadata of every constrained field under `schema` (read only)."""
     hints = typing.get_type_hints(schema)
     out: dict[str, dict[str, Any]] = {}
     for f in dataclasses.fields(schema):
