@@ -41,10 +41,10 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("score", "hhx.stages.score",
               "score a predictions file against gold prompts, like the official scorer",
               folder="{stage}_{task}_{model}"),
-    StageSpec("leaderboard", "hhx.leaderboard.stage",
-              "rank evaluate runs with bootstrap intervals, write the report"),
     StageSpec("describe", "hhx.stages.describe", "print a task's definition and its metrics as JSON"),
     StageSpec("list", "hhx.stages.listing", "every task and model, and what each needs here"),
+    StageSpec("leaderboard", "hhx.leaderboard.stage",
+              "rank evaluate runs with bootstrap intervals, write the report"),
     StageSpec("sft_data", "hhx.stages.sft_data", "export the fine-tuning set"),
     StageSpec("sft", "hhx.stages.sft", "LoRA fine-tuning", folder="{stage}_{task}_{model}"),
 )
