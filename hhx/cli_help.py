@@ -5,19 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hhx.catalog import STAGES
 from hhx.paths import conf_dir
-
-STAGES = (
-    ("evaluate", "predict a task with a model, score it with the official scorer, track it "
-                 "(default)"),
-    ("build", "raw files -> intermediates -> a task in the official release layout"),
-    ("score", "score a predictions file against gold prompts, like the official scorer"),
-    ("describe", "print a task's definition and its metrics as JSON"),
-    ("list", "every task and model, and what each needs here"),
-    ("leaderboard", "rank evaluate runs with bootstrap intervals, write the report"),
-    ("sft_data", "export the fine-tuning set"),
-    ("sft", "LoRA fine-tuning"),
-)
 
 EXAMPLES = (
     ("hhx", "XGBoost vs no-change on labor_cps_jobfind, synthetic demo data"),
@@ -54,7 +43,7 @@ def help_text() -> str:
              "  -v, --verbose: libraries' messages on the console too (always in the run's app.log)",
              "",
              "Stages (stage=<name>):"]
-    lines += [f"  {name:<12} {what}" for name, what in STAGES]
+    lines += [f"  {stage.name:<12} {stage.help}" for stage in STAGES]
     lines += ["", "Config groups (group=option; any key: group.key=value):"]
     for group, options in config_groups().items():
         shown = ", ".join(options) if len(options) <= 8 else (

@@ -12,23 +12,18 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from hhx.bounds import at_least, between, more_than, one_of
+from hhx.catalog import BACKENDS, STAGES
 
 # --------------------------------------------------------------------------------------------
 # Enumerations (OmegaConf validates enum members by name)
 
 
-class Stage(str, Enum):
-    evaluate = "evaluate"
-    build = "build"
-    score = "score"
-    leaderboard = "leaderboard"
-    describe = "describe"
-    list = "list"  # noqa: A003 - what can run here (tasks, models, data present)
-    # Fine-tuning (hhx/stages/sft_data.py, hhx/stages/sft.py; the sft/ group).
-    sft_data = "sft_data"
-    sft = "sft"
+# The stages and the backends are declared once, in hhx/catalog.py; the schema's enums follow.
+Stage = Enum(  # type: ignore[misc]
+    "Stage", [(s.name, s.name) for s in STAGES], type=str, module=__name__, qualname="Stage")
 
 
 class Mode(str, Enum):
@@ -63,14 +58,37 @@ class DataSource(str, Enum):
     raw = "raw"  # the user's downloaded survey files, built by hhx
 
 
-class Backend(str, Enum):
-    no_change = "no_change"
-    xgboost = "xgboost"
-    official_xgboost = "official_xgboost"  # the release's published XGBoost predictions
-    litellm = "litellm"
-    vllm = "vllm"
-    llamacpp = "llamacpp"
-    transformers = "transformers"  # local HF/GGUF weights + optional LoRA adapter (CPU or GPU)
+Backend = Enum(  # type: ignore[misc]
+    "Backend", [(name, name) for name in BACKENDS], type=str, module=__name__, qualname="Backend")
+
+
+# Fixed value sets of settings kept as text in the config (so logged params, hashes and error
+# lines stay the text); each field names its set with `one_of` (hhx/bounds.py).
+
+
+class TieRule(str, Enum):
+    first_draw = "first_draw"  # the tied label drawn earliest
+    label_order = "label_order"  # the tied label listed first in the task
+
+
+class SchemaStyle(str, Enum):
+    openai = "openai"  # response_format json_schema
+    llamacpp = "llamacpp"  # json_object + schema, what llama.cpp's server accepts
+
+
+class Layout(str, Enum):
+    release = "release"  # tabular/prompts/splits
+    eval_sample = "eval_sample"  # {split}/<task>.jsonl
+
+
+class TimeBin(str, Enum):
+    year = "year"
+    quarter = "quarter"
+
+
+class SftLoss(str, Enum):
+    ce = "ce"  # token cross-entropy on the answer
+    ntl = "ntl"  # + ntl_weight x number-token loss
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,7 +179,7 @@ class SurveyConfig:
     optional_raw: list[str] = field(default_factory=list)
     # Where the public data comes from (used in missing-file errors).
     source_url: str = ""
-    chunk_rows: int = 250_000
+    chunk_rows: int = field(default=250_000, metadata=at_least(1))
     # Settings of this source's seeded generator for `data=demo` (sizes, spans), passed to its
     # writer in hhx/surveys/synthetic/demo.py.
     demo: dict[str, Any] = field(default_factory=dict)
@@ -190,11 +208,11 @@ class DataConfig:
     raw_dir: str = "data/demo/raw"
     intermediate_dir: str = "data/demo/intermediate"
     # Official layout flavour: "release" (tabular/prompts/splits) or "eval_sample" ({split}/<task>.jsonl).
-    layout: str = "release"
+    layout: str = field(default="release", metadata=one_of(Layout))
     split: str = "pre_cutoff_test"
     # Evaluate the first N rows of the split by split_position (200 = the official eval-sample
     # rule); null = every row. The demo and raw groups set 200; data=official needs it given.
-    max_examples: int | None = MISSING
+    max_examples: int | None = field(default=MISSING, metadata=at_least(1))
     # A real FRED-QD file in its published layout; None = the demo's synthetic macro series.
     fred_qd: str | None = None
     rebuild: bool = False
@@ -207,12 +225,12 @@ class DataConfig:
 
 @dataclass
 class XGBoostConfig:
-    threads: int = 2
-    train_cap: int = 400_000
-    validation_cap: int = 50_000
+    threads: int = field(default=2, metadata=at_least(1))
+    train_cap: int = field(default=400_000, metadata=at_least(1))
+    validation_cap: int = field(default=50_000, metadata=at_least(1))
     # None = the reference settings (spec 10.4); an int overrides n_estimators for quick runs.
-    n_estimators: int | None = None
-    early_stopping_rounds: int = 300
+    n_estimators: int | None = field(default=None, metadata=at_least(1))
+    early_stopping_rounds: int = field(default=300, metadata=at_least(1))
     # Write the official baselines/<task>.csv (every row's prediction), its manifest, READY.json
     # and the diagnostics (hhx/bench/baselines.py) after the fit.
     publish_baselines: bool = True
@@ -222,7 +240,7 @@ class XGBoostConfig:
 class ResourcesConfig:
     """What one job of this model asks a cluster for (hydra/launcher=submitit_slurm, ray).
 
-    None = the backend's default (hhx/sweeps/resources.py: a vLLM model asks for a GPU, XGBoost
+    None = the backend's default (its entry in hhx/catalog.py: a vLLM model asks for a GPU, XGBoost
     for `xgboost.threads` CPUs, an API model for one CPU)."""
 
     gpus: int | None = None
@@ -232,14 +250,27 @@ class ResourcesConfig:
     partition: str | None = None
 
 
+# A model's settings, grouped by who reads them: every backend (`ModelCommon`), the LLM backends
+# (`LLMModelSettings`: litellm, vllm, llamacpp, transformers), XGBoost (`model.xgboost`), cluster
+# jobs (`model.resources`). `ModelConfig` joins them into one flat `model:` node because the
+# README's overrides (model.model_path=..., model.api_base=...), the logged MLflow params, the
+# run's config.yaml and `hhx.config_hash` all name the settings `model.<field>`: the groups
+# keep that order and those names. A backend's option that no field names goes in model.extra.
+
+
 @dataclass
-class ModelConfig:
+class ModelCommon:
     name: str = MISSING
     backend: Backend = MISSING
     description: str = ""
     # Knowledge cutoff (ISO date) for before/after-cutoff analyses; None if unknown/not applicable.
     cutoff: str | None = None
-    # --- LLM backends (litellm / vllm / llamacpp)
+
+
+@dataclass
+class LLMModelSettings:
+    """What the LLM backends read (hhx/predictors/llm/settings.py); the others ignore it."""
+
     model_id: str | None = None  # provider model string, e.g. "openai/gpt-5-mini"
     api_base: str | None = None
     api_key_env: str | None = None  # name of the env var holding the key (never the key)
@@ -252,14 +283,14 @@ class ModelConfig:
     reasoning_effort: str | None = None
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
-    n_ctx: int = 4096
+    n_ctx: int = field(default=4096, metadata=at_least(1))
     # llamacpp: convert the GGUF once to q8_0 / q4_0 / f16 for faster CPU kernels (null: as is).
     requantize: str | None = None
-    max_concurrency: int = 8
-    timeout_s: float = 120.0
-    max_retries: int = 6
-    requests_per_minute: int | None = None
-    max_cost_usd: float | None = None
+    max_concurrency: int = field(default=8, metadata=at_least(1))
+    timeout_s: float = field(default=120.0, metadata=more_than(0))
+    max_retries: int = field(default=6, metadata=at_least(0))
+    requests_per_minute: int | None = field(default=None, metadata=at_least(1))
+    max_cost_usd: float | None = field(default=None, metadata=at_least(0))
     constrained_decoding: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     # More capabilities (LLM backends): a decoding setting the model cannot take is a ConfigError.
@@ -268,25 +299,30 @@ class ModelConfig:
     supports_chat_template_kwargs: bool = False  # enable_thinking (vLLM, OpenAI-compatible servers)
     # How a JSON schema is sent: "openai" (response_format json_schema) or "llamacpp" (json_object
     # + schema, what llama.cpp's server accepts).
-    json_schema_style: str = "openai"
-    retry_base_s: float = 1.0  # first backoff delay; doubles per attempt, with jitter
-    retry_max_s: float = 60.0
+    json_schema_style: str = field(default="openai", metadata=one_of(SchemaStyle))
+    # first backoff delay; doubles per attempt, with jitter
+    retry_base_s: float = field(default=1.0, metadata=at_least(0))
+    retry_max_s: float = field(default=60.0, metadata=at_least(0))
     # Tokens a model may spend reasoning/thinking before its answer: added to the derived answer
     # budget (decoding.max_tokens=auto). 0 for models that answer directly.
-    reasoning_tokens: int = 0
-    # --- xgboost
-    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)
-    # --- cluster jobs (sweeps)
-    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
+    reasoning_tokens: int = field(default=0, metadata=at_least(0))
+
+
+@dataclass
+class ModelConfig(LLMModelSettings, ModelCommon):
+    """conf/model/<name>.yaml: the common settings, then the LLM ones, then these."""
+
+    xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)  # the xgboost backend's
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)  # cluster jobs (sweeps)
 
 
 @dataclass
 class DecodingConfig:
     name: str = "provider_default"
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = None
-    min_p: float | None = None
+    temperature: float | None = field(default=None, metadata=at_least(0))
+    top_p: float | None = field(default=None, metadata=between(0, 1, low_ok=False))
+    top_k: int | None = field(default=None, metadata=at_least(1))
+    min_p: float | None = field(default=None, metadata=between(0, 1))
     # Answer budget: "auto" (derived from the task's answer schema + model.reasoning_tokens), a
     # positive number, or "none" (no limit sent: the provider's default). Checked in
     # hhx.predictors.llm.settings (a str or an int, hence Any).
@@ -295,21 +331,21 @@ class DecodingConfig:
     enable_thinking: bool | None = None
     # A cut answer (finish_reason=length) that does not parse is asked again this many times,
     # each time with truncation_budget_factor times the budget (0 = never).
-    truncation_retries: int = 1
-    truncation_budget_factor: float = 4.0
+    truncation_retries: int = field(default=1, metadata=at_least(0))
+    truncation_budget_factor: float = field(default=4.0, metadata=more_than(1))
 
 
 @dataclass
 class AggregationConfig:
     name: str = "k1"
-    k: int = 1
+    k: int = field(default=1, metadata=at_least(1))
     # Categorical majority-vote tie: "first_draw" (the tied label drawn earliest) or "label_order"
     # (the tied label listed first in the task).
-    tie_rule: str = "first_draw"
+    tie_rule: str = field(default="first_draw", metadata=one_of(TieRule))
     # Valid draws that make an answer. None: every draw must come back (an example with a draw
     # missing, its request failed, stays unanswered until a rerun completes it) and the valid
     # ones are aggregated. m in 1..k: m valid draws suffice, missing draws allowed.
-    min_draws: int | None = None
+    min_draws: int | None = field(default=None, metadata=at_least(1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,7 +374,7 @@ class ScoreConfig:
     # hhx's additions (unset = the reference's behaviour): score against a split's evaluated rows
     # as `data` selects them; warn below min_match of gold rows matched, exit 1 with the flag.
     split: str | None = None
-    min_match: float = 0.9
+    min_match: float = field(default=0.9, metadata=between(0, 1))
     fail_below_min_match: bool = False
 
 
@@ -361,9 +397,9 @@ class LeaderboardConfig:
     # A folder of run outputs (run_info.json found recursively) instead of MLflow.
     runs_dir: str | None = None
     output_dir: str = "outputs/leaderboard"
-    n_resamples: int = 10_000
+    n_resamples: int = field(default=10_000, metadata=at_least(1))
     seed: int = 20261130
-    confidence: float = 0.95
+    confidence: float = field(default=0.95, metadata=between(0, 1, low_ok=False))
     # Demo runs are synthetic and never mixed with real-data runs: by default real runs are ranked
     # and synthetic ones excluded; when only synthetic runs exist they are ranked, labelled so.
     # true = rank the synthetic runs (refused if real runs are selected too).
@@ -375,7 +411,8 @@ class LeaderboardConfig:
     xgboost_model: str | None = None
     # Derive a no-change entry from the details' naive_baseline where no no_change run exists.
     derive_no_change: bool = True
-    time_bin: str = "year"  # "year" or "quarter" for performance over release time
+    # performance over release time by year or quarter
+    time_bin: str = field(default="year", metadata=one_of(TimeBin))
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,24 +426,25 @@ class SftConfig:
     name: str = "paper"
     # Baseline tasks to export/train on; empty = every baseline task built under data.root.
     tasks: list[str] = field(default_factory=list)
-    rows_per_task: int = 6000  # the first N train rows by split_position (spec 6.2)
+    # the first N train rows by split_position (spec 6.2)
+    rows_per_task: int = field(default=6000, metadata=at_least(1))
     # Where stage=sft_data writes and stage=sft reads the set; None = `<data.root>_sft` beside it.
     data_dir: str | None = None
     # Adapter, checkpoints, loss curve; None = <paths.runs_dir>/sft/<model>-<name>-<loss>.
     output_dir: str | None = None
     # Loss: "ce" (token cross-entropy on the answer) or "ntl" (+ ntl_weight x number-token loss).
-    loss: str = "ce"
+    loss: str = field(default="ce", metadata=one_of(SftLoss))
     ntl_weight: float = 0.3
-    lora_rank: int = 16
+    lora_rank: int = field(default=16, metadata=at_least(1))
     lora_alpha: int = 32
     lora_dropout: float = 0.05
     target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
-    learning_rate: float = 1e-4
-    epochs: float = 1.0
+    learning_rate: float = field(default=1e-4, metadata=more_than(0))
+    epochs: float = field(default=1.0, metadata=more_than(0))
     max_steps: int = -1  # > 0 overrides epochs (quick runs)
-    per_device_batch_size: int = 4
-    gradient_accumulation_steps: int = 4
-    max_length: int = 4096
+    per_device_batch_size: int = field(default=4, metadata=at_least(1))
+    gradient_accumulation_steps: int = field(default=4, metadata=at_least(1))
+    max_length: int = field(default=4096, metadata=at_least(1))
     lr_scheduler: str = "cosine"
     warmup_ratio: float = 0.03
     weight_decay: float = 0.0
@@ -433,8 +471,8 @@ class SweepConfig:
 
 @dataclass
 class HhxConfig:
-    stage: Stage = Stage.evaluate
-    seed: int = 42
+    stage: Stage = Stage("evaluate")
+    seed: int = field(default=42, metadata=at_least(0))
     task: TaskConfig = MISSING
     survey: SurveyConfig = MISSING
     model: ModelConfig = MISSING
@@ -448,15 +486,10 @@ class HhxConfig:
     compare_no_change: bool = True
     # An evaluate run answering fewer than this share of its examples (or, for K > 1, of its
     # draws) is logged FAILED with its reason and exits non-zero; the leaderboard skips it.
-    min_coverage: float = 0.9
+    min_coverage: float = field(default=0.9, metadata=between(0, 1))
     leaderboard: LeaderboardConfig = field(default_factory=LeaderboardConfig)
     sft: SftConfig = field(default_factory=SftConfig)
     sweep: SweepConfig = field(default_factory=SweepConfig)
-
-
-def enum_text(obj: Any) -> str:
-    """An enum member's value (a config's Backend, Mode ...), else the object as text."""
-    return str(obj.value if hasattr(obj, "value") else obj)
 
 
 def as_plain(value: Any) -> Any:
@@ -476,6 +509,8 @@ def as_plain(value: Any) -> Any:
 
 def register_configs() -> None:
     """Register the schema of the primary config with Hydra (and the path resolvers conf/ uses)."""
+    from hydra.core.config_store import ConfigStore
+
     from hhx.paths import register_resolvers
 
     register_resolvers()

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hhx.catalog import STAGES
+
 PACKAGE = Path(__file__).resolve().parent
 MARKER = ".hhx-root"
 
@@ -50,11 +52,8 @@ def tracking_uri(root: str | Path) -> str:
 def stage_label(stage: object, task: str, model: str, survey: object = None) -> str:
     """The part of a run folder's name after the time: stage and what it ran on."""
     name = getattr(stage, "value", None) or str(stage).rsplit(".", 1)[-1]
-    if name in ("evaluate", "score", "sft"):
-        return f"{name}_{task}_{model}"
-    if name == "build":
-        return f"build_{task}"
-    return str(name)
+    folder = next((s.folder for s in STAGES if s.name == name), "{stage}")
+    return folder.format(stage=name, task=task, model=model)
 
 
 def register_resolvers() -> None:

@@ -16,12 +16,13 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from hhx.catalog import Resources
 from hhx.config import register_configs
 from hhx.errors import ConfigError
 from hhx.sweeps.callback import expected_cells
 from hhx.sweeps.grid import register_resolvers, select_tasks
 from hhx.sweeps.identity import cell_key, config_hash
-from hhx.sweeps.resources import Resources, job_resources
+from hhx.sweeps.resources import job_resources
 from hhx.sweeps.summary import counts, format_summary, summary_frame, write_summary
 from hhx.tasks.registry import task_names
 from hhx.tracking.lookup import CELL_TAG, finished_cells

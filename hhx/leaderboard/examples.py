@@ -19,8 +19,8 @@ from hhx.errors import DataError
 from hhx.leaderboard.collect import RunRecord
 from hhx.tasks.registry import answer_names
 
-NO_CHANGE = Backend.no_change.value
-XGBOOST = Backend.xgboost.value
+NO_CHANGE = Backend("no_change").value
+XGBOOST = Backend("xgboost").value
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The predictor contract, after scikit-learn's estimators: `fit` on a task, `predict` rows.
 
-Every backend (no-change, XGBoost, litellm, vLLM, llama.cpp) implements it; the evaluate stage
-knows nothing else about them.
+Every backend (no-change, XGBoost, litellm, vLLM, llama.cpp, transformers) implements it; the
+evaluate stage knows nothing else about them. The backends are declared in hhx/catalog.py.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from hhx.catalog import Kind, backend_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,18 +55,6 @@ class Predictor(Protocol):
         ...
 
 
-# backend -> "module:factory"; modules are imported lazily so optional extras stay optional.
-BACKENDS: dict[str, str] = {
-    "no_change": "hhx.predictors.no_change:make",
-    "xgboost": "hhx.predictors.xgboost:make",
-    "official_xgboost": "hhx.predictors.official_xgboost:make",
-    "litellm": "hhx.predictors.llm.litellm_backend:make",
-    "vllm": "hhx.predictors.llm.vllm_backend:make",
-    "llamacpp": "hhx.predictors.llm.llamacpp_backend:make",
-    "transformers": "hhx.predictors.llm.transformers_backend:make",
-}
-
-
 def preflight(cfg: HhxConfig) -> None:
     """Checks that take seconds and save minutes, run before the data and MLflow are opened: an
     API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py); an
@@ -81,14 +71,13 @@ _PREFLIGHTED: list[Any] = []
 
 
 def _check(cfg: HhxConfig) -> None:
-    backend = cfg.model.backend
-    key = backend.value if hasattr(backend, "value") else str(backend)
-    if key in ("vllm", "transformers", "llamacpp"):
+    spec = backend_spec(cfg.model.backend)
+    if spec.kind is Kind.local:
         from hhx.predictors.llm.weights_check import check_local_weights
 
-        check_local_weights(cfg.model, key)
+        check_local_weights(cfg.model, spec.name)
         return
-    if key != "litellm":
+    if spec.kind is not Kind.api:
         return
     from hhx.predictors.llm.probe import preflight as endpoint_preflight
     from hhx.predictors.llm.settings import read_api_key, settings_from_config
@@ -99,9 +88,8 @@ def _check(cfg: HhxConfig) -> None:
 
 
 def make_predictor(cfg: HhxConfig) -> Predictor:
-    """Instantiate the predictor that `cfg.model.backend` names."""
-    backend = cfg.model.backend
-    key = backend.value if hasattr(backend, "value") else str(backend)
-    module_name, factory = BACKENDS[key].split(":")
+    """Instantiate the predictor that `cfg.model.backend` names (its factory in hhx/catalog.py;
+    modules are imported lazily so optional extras stay optional)."""
+    module_name, factory = backend_spec(cfg.model.backend).factory.split(":")
     module = importlib.import_module(module_name)
     return getattr(module, factory)(cfg)

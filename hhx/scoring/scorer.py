@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hhx.bounds import enum_text
 from hhx.config import TaskConfig
 from hhx.io import write_text_atomic
 from hhx.scoring.metrics import compute_metrics, diagnostic_metrics, official_metrics
@@ -250,8 +251,7 @@ def score_task(
 
 
 def _mode(task: Any) -> str:
-    mode = getattr(task, "mode", "")
-    return str(getattr(mode, "value", mode))
+    return enum_text(getattr(task, "mode", ""))
 
 
 def load_jsonl(path: str | os.PathLike[str], side: str) -> list[dict[str, Any]]:

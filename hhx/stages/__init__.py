@@ -6,18 +6,12 @@ import importlib
 
 from omegaconf import DictConfig
 
+from hhx.bounds import enum_text
+from hhx.catalog import STAGES as CATALOG_STAGES
 from hhx.startup import resume_gc
 
-STAGES = {
-    "evaluate": "hhx.stages.evaluate",
-    "build": "hhx.stages.build",
-    "score": "hhx.stages.score",
-    "describe": "hhx.stages.describe",
-    "leaderboard": "hhx.leaderboard.stage",
-    "list": "hhx.stages.listing",
-    "sft_data": "hhx.stages.sft_data",
-    "sft": "hhx.stages.sft",
-}
+# stage name -> its module (hhx/catalog.py declares the stages).
+STAGES = {spec.name: spec.module for spec in CATALOG_STAGES}
 
 
 def _in_sweep() -> bool:
@@ -31,7 +25,7 @@ def _in_sweep() -> bool:
 
 
 def dispatch(cfg: DictConfig) -> float | None:
-    stage = cfg.stage.value if hasattr(cfg.stage, "value") else str(cfg.stage)
+    stage = enum_text(cfg.stage)
     if stage == "evaluate" and not _in_sweep():
         from hhx.predictors.base import preflight
 

@@ -6,20 +6,20 @@
 Tasks: survey, mode, target type, whether hhx builds it from raw files, and what data is here:
 `demo` (generated on demand; `built` once it is), `raw` (the survey downloads it reads, under
 the raw layout of conf/data/raw.yaml), `official` (the task's files in the download named by
-data.root with data=official). Models: backend and what they need (an API key's variable and
-whether it is set, a GPU, a server, a local file).
+data.root with data=official). Models: backend, what they need and what of it is missing here
+(the extra to install, the weights, a GPU, an API key: hhx/predictors/needs.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hhx.config import Backend, DataConfig, ModelConfig
+from hhx.bounds import enum_text
+from hhx.config import DataConfig, ModelConfig
+from hhx.predictors.needs import missing, needs
 from hhx.surveys.registry import with_dependencies
 from hhx.tasks.registry import CONF_DIR, load_task, task_names
 
@@ -35,17 +35,32 @@ def _data_config(name: str, cfg: DictConfig | None = None) -> DataConfig:
     return OmegaConf.to_object(root.data)  # type: ignore[return-value]
 
 
-def model_configs() -> dict[str, ModelConfig]:
+def model_configs() -> dict[str, tuple[ModelConfig, bool]]:
+    """conf/model/<name>.yaml -> (its config, whether it is a template taking model.name)."""
     out = {}
     for path in sorted((CONF_DIR / "model").glob("*.yaml")):
         raw = OmegaConf.load(path)
-        if OmegaConf.is_missing(raw, "name"):
+        template = OmegaConf.is_missing(raw, "name")
+        if template:
             raw.name = path.stem  # a template (e.g. openai_compatible): the name comes later
         root = OmegaConf.create({"model": raw})  # interpolations name `model.<key>`
         OmegaConf.resolve(root)
         merged = OmegaConf.merge(OmegaConf.structured(ModelConfig), root.model)
-        out[path.stem] = OmegaConf.to_object(merged)
+        model = OmegaConf.to_object(merged)
+        assert isinstance(model, ModelConfig)
+        out[path.stem] = (model, template)
     return out
+
+
+def model_rows() -> list[dict[str, Any]]:
+    """Every model: backend, what it needs and what of that is missing here."""
+    rows = []
+    for name, (model, template) in model_configs().items():
+        gaps = missing(model, template)
+        rows.append({"model": name, "backend": enum_text(model.backend),
+                     "needs": needs(model, template),
+                     "missing here": "; ".join(gaps) if gaps else "nothing"})
+    return rows
 
 
 def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:
@@ -94,29 +109,6 @@ def task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
     return rows
 
 
-def model_needs(model: ModelConfig) -> str:
-    if model.backend in (Backend.no_change, Backend.xgboost):
-        return "nothing (CPU)"
-    if model.backend is Backend.official_xgboost:
-        return "the release's baselines/<task>.csv"
-    if model.backend is Backend.vllm:
-        gpu = "a GPU (NVIDIA, CUDA) and pip install hhx[gpu]"
-        have = importlib.util.find_spec("vllm") is not None
-        return gpu + ("" if have else "; vllm not installed here")
-    if model.backend is Backend.llamacpp:
-        have = importlib.util.find_spec("llama_cpp") is not None
-        return "llama-cpp-python (bash setup.sh --dev)" + ("" if have else "; not installed here")
-    needs = []
-    if model.api_base is None and model.name == "openai_compatible":
-        needs.append("a server: model.api_base=http://host:port/v1 model.name=<served>")
-    elif model.api_base:
-        needs.append(f"a server at {model.api_base}")
-    if model.api_key_env:
-        state = "set" if os.environ.get(model.api_key_env) else "not set"
-        needs.append(f"${model.api_key_env} ({state})")
-    return "; ".join(needs) or "nothing"
-
-
 def _table(rows: list[dict[str, Any]]) -> str:
     cols = list(rows[0])
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
@@ -127,8 +119,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     tasks = task_rows(cfg)
-    models = [{"model": name, "backend": m.backend.value, "needs": model_needs(m)}
-              for name, m in model_configs().items()]
+    models = model_rows()
     print(f"Tasks ({len(tasks)}; {sum(r['hhx builds'] == 'yes' for r in tasks)} built by hhx "
           "from raw files, the others read from the official release):")
     print(_table(tasks))

@@ -20,14 +20,13 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from hhx.catalog import backend_spec
 from hhx.errors import ConfigError
 from hhx.sft.dataset import read_sft_set
 from hhx.sft.tracking import SftTracker
 from hhx.stages.sft_data import sft_data_dir
 from hhx.tasks.sources import source_of
 from hhx.tracking.mlflow_run import flatten_config
-
-LOCAL_BACKENDS = ("transformers", "vllm", "llamacpp")
 
 
 def output_dir(cfg: DictConfig) -> Path:
@@ -39,10 +38,10 @@ def output_dir(cfg: DictConfig) -> Path:
 def run(cfg: DictConfig) -> dict[str, Any]:
     from hhx.sft.train import CURVE_FILE, result_record, train
 
-    backend = str(getattr(cfg.model.backend, "value", cfg.model.backend))
-    if backend not in LOCAL_BACKENDS:
+    spec = backend_spec(cfg.model.backend)
+    if not spec.fine_tunable:
         raise ConfigError(
-            f"stage=sft needs open weights; model={cfg.model.name} is served by {backend}. "
+            f"stage=sft needs open weights; model={cfg.model.name} is served by {spec.name}. "
             "Use an open-weight model (e.g. model=qwen35_4b model.model_path=<HF folder>)"
         )
     sft_set = read_sft_set(sft_data_dir(cfg))

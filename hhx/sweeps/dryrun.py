@@ -15,21 +15,19 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from hhx.config import enum_text
+from hhx.catalog import backend_spec
 
-LLM_BACKENDS = ("litellm", "vllm", "llamacpp", "transformers")
 CHARS_PER_TOKEN = 4.0  # typical English prompt text
-
 
 
 def estimate(cfg: DictConfig, examples: pd.DataFrame) -> dict[str, Any]:
     """The size and price of evaluating `examples` with this config's model."""
-    backend = enum_text(cfg.model.backend)
+    spec = backend_spec(cfg.model.backend)
     n = len(examples)
     out: dict[str, Any] = {"prompts": n, "draws": 0, "requests": 0, "prompt_tokens": 0,
                            "completion_tokens_max": 0, "cost_usd": 0.0, "cost_usd_max": 0.0,
                            "price_source": "none"}
-    if backend not in LLM_BACKENDS:
+    if not spec.sends_requests:
         return out  # no_change, XGBoost: no request, no cost
     from hhx.predictors.llm.cost import (
         CHARS_PER_TOKEN_LOW,
@@ -44,7 +42,7 @@ def estimate(cfg: DictConfig, examples: pd.DataFrame) -> dict[str, Any]:
     requests = n if settings.use_n else n * k
     chars = sum(sum(len(m["content"]) + 16 for m in msgs) for msgs in build_messages(examples))
     prices = prices_for(settings.model_id, settings.input_cost_per_token,
-                        settings.output_cost_per_token, use_litellm_map=backend == "litellm")
+                        settings.output_cost_per_token, use_litellm_map=spec.litellm_prices)
     # The answer budget the request engine sends (decoding.max_tokens: auto | a number | none).
     from hhx.predictors.llm.schema import answer_tokens
     from hhx.scoring.parser import answer_spec

@@ -20,7 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hhx.config import enum_text
+from hhx.bounds import enum_text
 from hhx.secrets import scrub
 
 log = logging.getLogger(__name__)

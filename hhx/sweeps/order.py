@@ -32,7 +32,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hhx.config import enum_text
+from hhx.catalog import Kind, backend_spec
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +102,11 @@ def xgboost_tree_levels(task: Any) -> tuple[int, int]:
 
 def estimated_seconds(cfg: DictConfig) -> float:
     """A rough time of the cell `cfg` (a composed job config) from its model and table size."""
-    backend = enum_text(cfg.model.backend)
+    kind = backend_spec(cfg.model.backend).kind
     rows, columns = table_size(cfg)
-    if backend in ("no_change", "official_xgboost"):  # reads answers, fits nothing
+    if kind is Kind.answers:  # reads answers, fits nothing
         return NO_CHANGE_S
-    if backend == "xgboost":
+    if kind is Kind.fits:  # XGBoost: its trees
         rounds = cfg.model.xgboost.get("n_estimators") if cfg.model.get("xgboost") else None
         levels, models = xgboost_tree_levels(cfg.task)
         if rounds:  # a fixed round count replaces the reference's 1000 / 2000

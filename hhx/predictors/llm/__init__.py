@@ -1,8 +1,9 @@
-"""LLM predictors: one engine, three backends.
+"""LLM predictors: one engine, four backends (declared in hhx/catalog.py).
 
 - `litellm_backend`: any API or OpenAI-compatible server through `litellm.acompletion`.
 - `llamacpp_backend`: llama.cpp in-process on the CPU (the bundled SmolLM2-135M GGUF).
 - `vllm_backend`: vLLM's offline engine on a GPU (optional extra, imported lazily).
+- `transformers_backend`: Hugging Face weights (+ a LoRA adapter) on the CPU or a GPU.
 
 Shared parts: `settings` (config -> checked run settings, answer budgets), `messages` (prompt
 records -> chat messages), `plan` (draws -> requests and their cache keys), `cache` (persistent

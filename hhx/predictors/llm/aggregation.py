@@ -11,9 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from hhx.config import TieRule
 from hhx.scoring.parser import AnswerSpec
-
-TIE_RULES = ("first_draw", "label_order")
 
 
 def mean_numbers(values: Sequence[float]) -> float:
@@ -33,8 +32,9 @@ def majority_vote(labels: Sequence[Any], allowed: Sequence[Any], tie_rule: str) 
       the draw index, so the result is reproducible and not biased toward any label);
     - "label_order": the tied label listed first in the task's label set.
     """
-    if tie_rule not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {tie_rule!r}; use one of {', '.join(TIE_RULES)}")
+    rules = [rule.value for rule in TieRule]
+    if tie_rule not in rules:
+        raise ValueError(f"unknown tie rule {tie_rule!r}; use one of {', '.join(rules)}")
     counts: dict[Any, int] = {}
     first_seen: dict[Any, int] = {}
     for pos, label in enumerate(labels):

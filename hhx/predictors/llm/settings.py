@@ -17,12 +17,12 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from hhx.bounds import declared, enum_text, rule_problem
+from hhx.config import HhxConfig
 from hhx.errors import ConfigError, PredictorError
-from hhx.predictors.llm.aggregation import TIE_RULES
 from hhx.secrets import is_secret_name
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-SCHEMA_STYLES = ("openai", "llamacpp")
 # Placeholder key sent to a self-hosted server when the key variable is unset (vLLM's convention).
 NO_KEY = "EMPTY"
 MAX_TOKENS_WORDS = ("auto", "none")
@@ -123,27 +123,43 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def _value(obj: Any) -> Any:
-    return obj.value if hasattr(obj, "value") else obj
-
-
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ConfigError(message)
 
 
-def settings_from_config(cfg: Any) -> LLMSettings:
-    """Build and validate the settings from a composed config (cfg.model/.decoding/.aggregation)."""
-    model, dec, agg = cfg.model, cfg.decoding, cfg.aggregation
-    if isinstance(model, DictConfig) and OmegaConf.is_missing(model, "name"):
-        raise ConfigError(
-            "model.name is not set; for model=openai_compatible or model=llamacpp_server give "
-            "the served model name, e.g. model.name=Qwen/Qwen3.5-4B"
-        )
-    name = str(model.name)
-    backend = str(_value(model.backend))
-    dname = f"decoding={dec.name}"
-    where = f"model={name}"
+def draws_problem(k: Any, min_draws: Any) -> str | None:
+    """The one rule across aggregation's fields: min_draws valid draws out of k (also checked
+    before any stage, hhx/config_check.py)."""
+    if isinstance(k, int) and isinstance(min_draws, int) and min_draws > k:
+        return f"aggregation.min_draws={min_draws} must be at most aggregation.k={k}"
+    return None
+
+
+def _select(cfg: Any, key: str) -> Any:
+    node = cfg
+    for part in key.split("."):
+        try:
+            node = getattr(node, part)
+        except Exception:  # absent or `???`: nothing to check
+            return None
+    return node
+
+
+def _declared_problems(cfg: Any) -> list[str]:
+    """The model, decoding and aggregation values against the rules on their fields
+    (hhx/config.py): a config that did not come through the app is held to the same rules."""
+    out = []
+    for key, rule in declared(HhxConfig).items():
+        if key.split(".")[0] in ("model", "decoding", "aggregation"):
+            why = rule_problem(key, _select(cfg, key), rule)
+            if why:
+                out.append(why)
+    why = draws_problem(_select(cfg, "aggregation.k"), _select(cfg, "aggregation.min_draws"))
+    return out + ([why] if why else [])
+
+
+def _model_id(model: Any, backend: str, where: str) -> str:
     model_id = model.model_id or model.model_path
     _check(bool(model_id), f"{where}: set model.model_id (or model.model_path for local weights)")
     # "openai/<name>" is litellm's prefix for OpenAI itself and for OpenAI-compatible servers;
@@ -158,20 +174,11 @@ def settings_from_config(cfg: Any) -> LLMSettings:
         f"{where}: model_id {model_id} is served by an OpenAI-compatible server but "
         "model.api_base is not set; add model.api_base=http://<host>:<port>/v1",
     )
-    k = int(agg.k)
-    _check(k >= 1, f"aggregation={agg.name}: k must be >= 1, got {k}")
-    raw_min = getattr(agg, "min_draws", None)
-    min_draws = None if raw_min is None else int(raw_min)
-    _check(
-        min_draws is None or 1 <= min_draws <= k,
-        f"aggregation={agg.name}: min_draws={min_draws} must be null or between 1 and k={k}",
-    )
-    tie_rule = str(getattr(agg, "tie_rule", "first_draw"))
-    _check(
-        tie_rule in TIE_RULES,
-        f"aggregation={agg.name}: tie_rule {tie_rule!r} unknown; use {' or '.join(TIE_RULES)}",
-    )
+    return str(model_id)
 
+
+def _sampling_params(model: Any, dec: Any, where: str, dname: str) -> dict[str, Any]:
+    """The decoding parameters sent, each one the model can take (else a ConfigError)."""
     params: dict[str, Any] = {}
     for key in ("temperature", "top_p"):
         if dec[key] is not None:
@@ -189,13 +196,6 @@ def settings_from_config(cfg: Any) -> LLMSettings:
                 "use a decoding without it",
             )
             params[key] = dec[key]
-    max_tokens_mode, max_tokens = _max_tokens(dec.max_tokens, dname)
-    reasoning_tokens = int(getattr(model, "reasoning_tokens", 0) or 0)
-    _check(reasoning_tokens >= 0, f"{where}: reasoning_tokens must be >= 0")
-    truncation_retries = int(getattr(dec, "truncation_retries", 1))
-    _check(truncation_retries >= 0, f"{dname}: truncation_retries must be >= 0")
-    factor = float(getattr(dec, "truncation_budget_factor", 4.0))
-    _check(factor > 1, f"{dname}: truncation_budget_factor must be > 1, got {factor}")
     if dec.enable_thinking is not None:
         _check(
             bool(model.supports_chat_template_kwargs),
@@ -214,58 +214,78 @@ def settings_from_config(cfg: Any) -> LLMSettings:
             f"{where}: reasoning_effort {effort!r} unknown; use one of {', '.join(REASONING_EFFORTS)}",
         )
         params["reasoning_effort"] = effort
-    seed = None if dec.seed is None else int(dec.seed)
+    return params
+
+
+def _model_checks(model: Any, where: str, dname: str, seed: int | None) -> None:
+    """The rules across a model's fields and the decoding: what it can take."""
     if seed is not None:
         _check(
             bool(model.supports_seed),
             f"{dname} sets seed={seed} but {where} does not accept a seed; "
             "override decoding.seed=null",
         )
-    constrained = bool(model.constrained_decoding)
-    style = str(model.json_schema_style)
-    _check(style in SCHEMA_STYLES, f"{where}: json_schema_style must be one of {SCHEMA_STYLES}")
-    if constrained:
+    if model.constrained_decoding:
         _check(
             bool(model.supports_json_schema),
             f"{where}: constrained_decoding=true but the model has no JSON-schema support",
         )
-    _check(int(model.max_concurrency) >= 1, f"{where}: max_concurrency must be >= 1")
-    _check(float(model.timeout_s) > 0, f"{where}: timeout_s must be positive")
-    _check(int(model.max_retries) >= 0, f"{where}: max_retries must be >= 0")
-    rpm = model.requests_per_minute
-    _check(rpm is None or int(rpm) > 0, f"{where}: requests_per_minute must be positive or null")
-    budget = model.max_cost_usd
-    _check(budget is None or float(budget) >= 0, f"{where}: max_cost_usd must be >= 0 or null")
-    extra = dict(_plain(model.extra) or {})
-    secret_like = _secret_like_keys(extra)
+    secret_like = _secret_like_keys(_plain(model.extra) or {})
     _check(
         not secret_like,
         f"{where}: model.extra has {', '.join(secret_like)}; keys never go in configs (they "
         "would be saved with the run): name an environment variable in model.api_key_env",
     )
+
+
+def _requantize(model: Any, backend: str, where: str) -> str | None:
     requantize = getattr(model, "requantize", None)
-    if requantize is not None:
-        requantize = str(requantize).lower()
-        _check(
-            requantize in REQUANTIZE_FORMATS,
-            f"{where}: requantize={requantize!r}; use one of {', '.join(REQUANTIZE_FORMATS)} "
-            "or null (the weights as they are)",
+    if requantize is None:
+        return None
+    requantize = str(requantize).lower()
+    _check(
+        requantize in REQUANTIZE_FORMATS,
+        f"{where}: requantize={requantize!r}; use one of {', '.join(REQUANTIZE_FORMATS)} "
+        "or null (the weights as they are)",
+    )
+    _check(backend == "llamacpp", f"{where}: requantize applies to the llamacpp backend only")
+    return requantize
+
+
+def settings_from_config(cfg: Any) -> LLMSettings:
+    """Build and validate the settings from a composed config (cfg.model/.decoding/.aggregation)."""
+    model, dec, agg = cfg.model, cfg.decoding, cfg.aggregation
+    if isinstance(model, DictConfig) and OmegaConf.is_missing(model, "name"):
+        raise ConfigError(
+            "model.name is not set; for model=openai_compatible or model=llamacpp_server give "
+            "the served model name, e.g. model.name=Qwen/Qwen3.5-4B"
         )
-        _check(backend == "llamacpp", f"{where}: requantize applies to the llamacpp backend only")
+    problems = _declared_problems(cfg)
+    _check(not problems, "; ".join(problems))
+    name, backend = str(model.name), enum_text(model.backend)
+    dname, where = f"decoding={dec.name}", f"model={name}"
+    model_id = _model_id(model, backend, where)
+    k = int(agg.k)
+    min_draws = None if getattr(agg, "min_draws", None) is None else int(agg.min_draws)
+    params = _sampling_params(model, dec, where, dname)
+    max_tokens_mode, max_tokens = _max_tokens(dec.max_tokens, dname)
+    seed = None if dec.seed is None else int(dec.seed)
+    _model_checks(model, where, dname, seed)
+    rpm, budget = model.requests_per_minute, model.max_cost_usd
     score = getattr(cfg, "score", None)
     return LLMSettings(
         backend=backend,
         name=name,
-        model_id=str(model_id),
+        model_id=model_id,
         api_base=None if model.api_base is None else str(model.api_base).rstrip("/"),
         api_key_env=model.api_key_env,
         k=k,
-        tie_rule=tie_rule,
+        tie_rule=str(getattr(agg, "tie_rule", "first_draw")),
         use_n=bool(model.supports_n) and k > 1,
         params=params,
         seed=seed,
-        constrained=constrained,
-        json_schema_style=style,
+        constrained=bool(model.constrained_decoding),
+        json_schema_style=str(model.json_schema_style),
         max_concurrency=int(model.max_concurrency),
         timeout_s=float(model.timeout_s),
         max_retries=int(model.max_retries),
@@ -275,18 +295,18 @@ def settings_from_config(cfg: Any) -> LLMSettings:
         max_cost_usd=None if budget is None else float(budget),
         input_cost_per_token=model.input_cost_per_token,
         output_cost_per_token=model.output_cost_per_token,
-        extra=extra,
+        extra=dict(_plain(model.extra) or {}),
         model_path=model.model_path,
         lora_adapter=model.lora_adapter,
         n_ctx=int(model.n_ctx),
-        requantize=requantize,
+        requantize=_requantize(model, backend, where),
         repair_number_formatting=bool(getattr(score, "repair_number_formatting", False)),
         repair_distribution_nesting=bool(getattr(score, "repair_distribution_nesting", False)),
         max_tokens_mode=max_tokens_mode,
         max_tokens=max_tokens,
-        reasoning_tokens=reasoning_tokens,
-        truncation_retries=truncation_retries,
-        truncation_budget_factor=factor,
+        reasoning_tokens=int(getattr(model, "reasoning_tokens", 0) or 0),
+        truncation_retries=int(getattr(dec, "truncation_retries", 1)),
+        truncation_budget_factor=float(getattr(dec, "truncation_budget_factor", 4.0)),
         min_draws=min_draws,
     )
 

@@ -23,8 +23,6 @@ from typing import Any
 
 from hhx.errors import PredictorError
 
-LOCAL_BACKENDS = ("vllm", "transformers", "llamacpp")
-
 
 def has_cuda_device() -> bool:
     """A CUDA device is visible to this process (a cheap look; no torch import)."""
@@ -50,7 +48,7 @@ def engine_plan(backend: str) -> str:
     if backend == "transformers":
         return "transformers on the GPU" if gpu else (
             "transformers on the CPU (no CUDA device here; float32, slow for billions of weights)")
-    return "llama.cpp on the CPU"
+    return "llama.cpp on the CPU" if backend == "llamacpp" else f"the {backend} backend"
 
 
 def hf_cache_dir() -> str:
@@ -93,6 +91,19 @@ def download_command(model_id: str) -> str:
     beside = Path(sys.executable).parent / "hf"
     hf = "hf" if shutil.which("hf") or not beside.is_file() else str(beside)
     return f"{hf} download {model_id}"
+
+
+def weights_missing(model: Any, backend: str) -> str | None:
+    """Why an open-weight model's weights are not here, in a few words (None: they are)."""
+    spec, model_id = getattr(model, "model_path", None), getattr(model, "model_id", None)
+    if spec:
+        return path_problem(str(spec))
+    if backend == "llamacpp" or not model_id:
+        return "model.model_path is not set"
+    if in_hf_cache(str(model_id)):
+        return None
+    return (f"not in the Hugging Face cache: {download_command(str(model_id))}, or "
+            "model.model_path=<folder>")
 
 
 def check_local_weights(model: Any, backend: str) -> None:
