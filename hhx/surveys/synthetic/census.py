@@ -26,7 +26,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path, gzip_writer, temp_dir, write_text_atomic
 from hhx.surveys.census import KEEP_COLUMNS
-from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, generator_label, write_sidecar
 
 STATES: dict[int, str] = {
     1: "Alabama", 2: "Alaska", 4: "Arizona", 5: "Arkansas", 6: "California", 8: "Colorado",
@@ -396,7 +396,7 @@ def write_synthetic_census(
     """Write `census.gz` (both samples, `n_households` households each) to `path`."""
     out = write_census_gz(census_chunks(seed=seed, n_households=n_households), path,
                           compresslevel)
-    write_sidecar(out, "hhx.surveys.synthetic.census", "synthetic IPUMS USA extract",
+    write_sidecar(out, generator_label("census"), "synthetic IPUMS USA extract",
                   seed=int(seed), n_households=n_households)
     return out
 
@@ -502,6 +502,6 @@ def write_synthetic_census_ddi(
     """The same synthetic extract as `write_synthetic_census`, as `.dat.gz` + DDI `.xml`."""
     paths = write_census_ddi(census_chunks(seed=seed, n_households=n_households), data_path)
     for path in paths:
-        write_sidecar(path, "hhx.surveys.synthetic.census", "synthetic IPUMS USA extract (DDI)",
+        write_sidecar(path, generator_label("census"), "synthetic IPUMS USA extract (DDI)",
                       seed=int(seed), n_households=n_households)
     return paths

@@ -42,7 +42,7 @@ import numpy as np
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 
 FIRST_BLS_YEAR = 1990  # BLS publishes Diary CSV packages from 1990 (earlier years: ICPSR)
 
@@ -633,7 +633,7 @@ def write_synthetic_cex_diary(
                                         n_cu_per_quarter)
             target = icpsr_out / archive.name
             _zip(target, _icpsr_archive(list(archive.years), sims), year)
-        write_sidecar(target, "hhx.surveys.synthetic.cex_diary", "synthetic CE Diary archive",
+        write_sidecar(target, generator_label("cex_diary"), "synthetic CE Diary archive",
                       seed=int(seed), year=year, n_cu_per_quarter=n_cu_per_quarter)
         paths.append(target)
     return paths

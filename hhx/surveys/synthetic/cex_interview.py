@@ -30,7 +30,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 from hhx.surveys.synthetic.cex_interview_addenda import _stimulus_file, _tax_addendum
 from hhx.surveys.synthetic.cex_interview_fmli import (
     MTBI_COLUMNS,
@@ -43,7 +43,7 @@ from hhx.surveys.synthetic.cex_interview_fmli import (
 from hhx.surveys.synthetic.cex_interview_fmli import SUMMARY_BASES as SUMMARY_BASES  # tests
 from hhx.surveys.synthetic.cex_interview_panel import _qi, _Record, _simulate
 
-GENERATOR = "hhx.surveys.synthetic.cex_interview"
+GENERATOR = generator_label("cex_interview")
 
 
 def _check(years: Iterable[int], n_cu_per_quarter: int) -> list[int]:

@@ -22,7 +22,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import write_text_atomic
 from hhx.surveys.cpi import CPI_SERIES
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 
 # Annual drift (%) and relative-importance weight of each group; all items is their mix.
 _GROUPS: dict[str, tuple[float, float]] = {
@@ -108,6 +108,6 @@ def write_synthetic_cpi(out_dir: str | Path, *, seed: int, start: str, end: str)
                     value = months_of_half["nsa"].mean() * 1.01
                     lines.append(_line(f"CUUR0100{item}", year, half, value))
         paths.append(write_text_atomic(out / f"{series.bls_file}.txt", "".join(lines)))
-        write_sidecar(paths[-1], "hhx.surveys.synthetic.cpi", "synthetic CPI-U flat file",
+        write_sidecar(paths[-1], generator_label("cpi"), "synthetic CPI-U flat file",
                       seed=int(seed), start=start, end=end)
     return paths

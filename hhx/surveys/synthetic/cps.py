@@ -34,7 +34,7 @@ import pyarrow.csv as pacsv
 from hhx.errors import ConfigError
 from hhx.io import atomic_path, gzip_writer
 from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 from hhx.surveys.synthetic.cps_people import (
     _FAMINC,
     _JOBS,
@@ -469,7 +469,7 @@ def write_synthetic_cps(
                 writer.close()
     write_sidecar(
         path,
-        "hhx.surveys.synthetic.cps",
+        generator_label("cps"),
         "seeded synthetic data in the IPUMS CPS extract format; not data about households",
         generator_version=GENERATOR_VERSION,
         seed=seed,

@@ -22,7 +22,7 @@ import pandas as pd
 
 from hhx.io import atomic_path
 from hhx.surveys.cps_ui_policy import EXPECTED_MONTHS, STATE_FIPS, VARIABLE_LABELS
-from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, generator_label, write_sidecar
 
 LAST_MONTH = pd.Period("2014-08", "M")
 # Months in which extended benefits lapsed (ext_wks 0, ui_weeks unchanged).
@@ -87,6 +87,6 @@ def write_synthetic_ui_policy(path: str | Path, *, seed: int) -> Path:
     """Write `eui_state_08-14.dta` to `path`."""
     out = write_ui_policy_dta(synthetic_ui_policy_frame(seed=seed), path)
     write_sidecar(
-        out, "hhx.surveys.synthetic.cps_ui_policy", "synthetic UI policy file", seed=int(seed)
+        out, generator_label("cps_ui_policy"), "synthetic UI policy file", seed=int(seed)
     )
     return out

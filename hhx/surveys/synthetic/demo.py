@@ -93,12 +93,12 @@ def _cex_crosswalk(survey: SurveyConfig, raw_dir: Path, seed: int) -> list[Path]
     if not survey.raw.get("release_crosswalk"):
         return []
     from hhx.io import write_csv_atomic
-    from hhx.surveys.synthetic import write_sidecar
+    from hhx.surveys.synthetic import generator_label, write_sidecar
     from hhx.surveys.synthetic.release_dates import synthetic_crosswalks
 
     path = write_csv_atomic(_at(survey, raw_dir, "release_crosswalk"),
                             synthetic_crosswalks(seed=seed)["cex"])
-    write_sidecar(path, "hhx.surveys.synthetic.release_dates",
+    write_sidecar(path, generator_label("release_dates"),
                   "synthetic release dates (placeholders, not the official dates)", seed=int(seed))
     return [path]
 

@@ -16,7 +16,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.fred_qd import CPI_FRED_SERIES, parse_quarter
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 
 # Published column order of the real file (a subset), with its `factors` and `transform` codes.
 _COLUMNS: list[tuple[str, int, int]] = [
@@ -137,7 +137,7 @@ def write_synthetic_fred_qd(
             writer.writerow(
                 [f"{3 * (rem + 1)}/1/{year}", *(_cell(series[name][i]) for name, _, _ in _COLUMNS)]
             )
-    write_sidecar(target, "hhx.surveys.synthetic.fred_qd", "synthetic FRED-QD vintage",
+    write_sidecar(target, generator_label("fred_qd"), "synthetic FRED-QD vintage",
                   seed=int(seed), start=start, end=end)
     return target
 
@@ -184,7 +184,7 @@ def write_synthetic_cpi_fred(
             for month, value in zip(months, values, strict=True):
                 if month >= first:
                     fh.write(f"{month:%Y-%m-%d},{value:.3f}\n")
-        write_sidecar(target, "hhx.surveys.synthetic.fred_qd", "synthetic CPI-U (FRED CSV)",
+        write_sidecar(target, generator_label("fred_qd"), "synthetic CPI-U (FRED CSV)",
                       seed=int(seed), start=start, end=end)
         paths.append(target)
     return paths

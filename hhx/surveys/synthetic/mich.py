@@ -31,7 +31,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.mich import extract_variables
-from hhx.surveys.synthetic import month_index, write_sidecar
+from hhx.surveys.synthetic import generator_label, month_index, write_sidecar
 
 COLUMNS = extract_variables()
 _ITEMS_135 = ["PAGO5", "PEXP", "PEXP5", "RINC", "BEXP", "UNEMP", "GOVT", "RATEX", "DUR", "HOM",
@@ -225,7 +225,7 @@ def write_synthetic_mich(
     p.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(p) as tmp:
         out.to_csv(tmp, index=False, lineterminator="\n")
-    write_sidecar(p, "hhx.surveys.synthetic.mich",
+    write_sidecar(p, generator_label("mich"),
                   "seeded synthetic data in the Michigan SCA archive CSV format; not survey data",
                   seed=int(seed), start=start, end=end, per_month=int(per_month))
     return p

@@ -44,14 +44,14 @@ from hhx.surveys.psid_main_study import (
     MainStudyVar,
     read_variable_map,
 )
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 from hhx.surveys.synthetic.psid_family import SAMPLE_CUT, SUBSAMPLES, _People, _World
 from hhx.surveys.synthetic.psid_wave import OCC_CODES as OCC_CODES  # re-exported (tests)
 from hhx.surveys.synthetic.psid_wave import _wave
 
 LONG_ZIP = "PSIDSHELF_1968_2021_LONG_7.9_GB.zip"
 MAIN_STUDY_ZIP = "PSID_COMPLETE_MAIN_STUDY_1968_2021_FULL_10.8_GB.zip"
-GENERATOR = "hhx.surveys.synthetic.psid"
+GENERATOR = generator_label("psid")
 _STAMP = dt.datetime(2025, 2, 24, 12, 0)
 
 SHELF_VALUE_LABELS: dict[str, dict[int, str]] = {

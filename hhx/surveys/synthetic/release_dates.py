@@ -27,7 +27,7 @@ from hhx.surveys.release_dates import (
     proxy_release_date,
     sce_inferred_release_date,
 )
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 
 CEX_YEARS = [1980, 1981, *range(1984, 2025)]
 SCE_END = "2026-06"  # the SCE demo's last month (conf/survey/sce.yaml demo.end)
@@ -43,7 +43,7 @@ def _months(start: str, end: str) -> list[tuple[int, int]]:
 
 # Provenance the reference's readers require on every row (source_url and comments are
 # placeholders naming the generator, except the CPS and SCE URLs, which those readers check).
-_COMMENT = "synthetic placeholder written by hhx.surveys.synthetic.release_dates"
+_COMMENT = f"synthetic placeholder written by {generator_label('release_dates')}"
 CEX_URL = "https://www.bls.gov/cex/pumd_data.htm"
 CENSUS_URL = "https://usa.ipums.org/usa/sampdesc.shtml"
 MICH_URL = "https://data.sca.isr.umich.edu/"
@@ -128,7 +128,7 @@ def synthetic_crosswalks(*, seed: int, cps_start: str = "1976-01", cps_end: str 
 def write_crosswalk(path: str | Path, frame: pd.DataFrame, *, seed: int) -> Path:
     """One crosswalk CSV with its synthetic sidecar."""
     path = write_csv_atomic(Path(path), frame)
-    write_sidecar(path, "hhx.surveys.synthetic.release_dates",
+    write_sidecar(path, generator_label("release_dates"),
                   "synthetic release dates (placeholders, not the official dates)", seed=int(seed))
     return path
 

@@ -36,7 +36,7 @@ import pandas as pd
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.sce_items import BY_KEY
-from hhx.surveys.synthetic import month_index, write_sidecar
+from hhx.surveys.synthetic import generator_label, month_index, write_sidecar
 from hhx.surveys.synthetic.sce_core import CORE_FILE_YEARS, Sheet, _core
 from hhx.surveys.synthetic.sce_core import LOCKIN_YEARS as LOCKIN_YEARS  # tests
 from hhx.surveys.synthetic.sce_core import _panel as _panel  # tests
@@ -44,7 +44,7 @@ from hhx.surveys.synthetic.sce_topical import _housing, _job_search, _labor, _po
 from hhx.surveys.synthetic.sce_topical import _housing_names as _housing_names  # tests
 from hhx.surveys.synthetic.xlsx import write_xlsx
 
-GENERATOR = "hhx.surveys.synthetic.sce"
+GENERATOR = generator_label("sce")
 NOTE = "seeded synthetic data in the NY Fed SCE public microdata workbook layout; not survey data"
 TITLE = ("Survey of Consumer Expectations, \u00a9 2013-{year} Federal Reserve Bank of New York "
          "(FRBNY). The SCE data are available without charge at www.newyorkfed.org/"

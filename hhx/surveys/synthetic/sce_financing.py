@@ -26,7 +26,7 @@ import pandas as pd
 
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
-from hhx.surveys.synthetic import STATA_TIME_STAMP, write_sidecar
+from hhx.surveys.synthetic import STATA_TIME_STAMP, generator_label, write_sidecar
 
 DEFAULT_RESPONDENTS = 1211
 DEFAULT_UNASSIGNED = 11
@@ -238,7 +238,7 @@ def write_synthetic_fz(
 ) -> Path:
     """Write a synthetic `FZdata_raw.dta` (plus its `.synthetic.json` sidecar)."""
     p = write_fz_dta(synthetic_fz_frame(seed=seed, n=n, unassigned=unassigned), path)
-    write_sidecar(p, "hhx.surveys.synthetic.sce_financing",
+    write_sidecar(p, generator_label("sce_financing"),
                   "seeded synthetic data in the Fuster-Zafar FZdata_raw.dta format; "
                   "not survey data", seed=int(seed), respondents=int(n))
     return p

@@ -25,7 +25,7 @@ import numpy as np
 from hhx.errors import ConfigError
 from hhx.io import write_text_atomic
 from hhx.surveys.state_macro_panel import STATES
-from hhx.surveys.synthetic import write_sidecar
+from hhx.surveys.synthetic import generator_label, write_sidecar
 
 FHFA_FILE = "hpi_master.csv"
 LAUS_FILE = "la.data.2.AllStatesU.txt"
@@ -169,7 +169,7 @@ def write_synthetic_state_macro(
     }
     paths["bea_sainc"] = write_text_atomic(out / BEA_FILE, _bea(rng, last_year))
     for name, path in paths.items():
-        write_sidecar(path, "hhx.surveys.synthetic.state_macro", f"synthetic {name} file",
+        write_sidecar(path, generator_label("state_macro"), f"synthetic {name} file",
                       seed=int(seed), first_year=first_year, last_year=last_year)
     return paths
 
