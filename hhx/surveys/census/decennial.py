@@ -267,7 +267,17 @@ def clean_chunk(raw: pd.DataFrame, book: Codebook, path: Path) -> pd.DataFrame:
     for column in KEY_COLUMNS:
         if chunk[column].isna().any():
             raise DataError(f"{path}: column {column} has a missing value; keys must be complete")
+    structural = _mask_and_type(chunk, sample, book, path)
+    _add_labels(chunk, book, path)
+    _add_derived(chunk, year, structural)
+    _add_release_dates(chunk, year, sample, book, path)
+    return chunk[OUTPUT_COLUMNS]
 
+
+def _mask_and_type(chunk: pd.DataFrame, sample: pd.Series, book: Codebook, path: Path
+                   ) -> np.ndarray:
+    """Values a sample does not carry and missing codes -> NA, one type per column (in place);
+    returns each row's count of structurally missing values."""
     structural = np.zeros(len(chunk), dtype=np.int16)
     for column in KEEP_COLUMNS:
         flags = book.availability.get(column)
@@ -291,8 +301,11 @@ def clean_chunk(raw: pd.DataFrame, book: Codebook, path: Path) -> pd.DataFrame:
         if odd.any():
             raise DataError(f"{path}: column {column} has non-integer code {values[odd].iloc[0]}")
         chunk[column] = values.astype("Int64")
+    return structural
 
-    out = chunk
+
+def _add_labels(out: pd.DataFrame, book: Codebook, path: Path) -> None:
+    """`<column>_label` categoricals from the extract's codebook (in place)."""
     for column in LABEL_COLUMNS:
         codebook = book.labels[column]
         values = pd.to_numeric(out[column], errors="coerce")
@@ -306,6 +319,9 @@ def clean_chunk(raw: pd.DataFrame, book: Codebook, path: Path) -> pd.DataFrame:
         categories = list(dict.fromkeys(codebook[k] for k in sorted(codebook)))
         out[f"{column}_label"] = pd.Categorical(text, categories=categories)
 
+
+def _add_derived(out: pd.DataFrame, year: pd.Series, structural: np.ndarray) -> None:
+    """Analysis weights, era flags, top-code flags, missing burden, real incomes (in place)."""
     perwt = pd.to_numeric(out["PERWT"], errors="coerce")
     for column in ("FORM_1970", "IS_1970_FORM1", "IS_1970_FORM2", "HISPAN_IMPUTED_ERA"):
         out[column] = np.int8(0)
@@ -334,6 +350,10 @@ def clean_chunk(raw: pd.DataFrame, book: Codebook, path: Path) -> pd.DataFrame:
     for column in INCOME_COLUMNS:
         out[f"{column}_REAL99"] = out[column].astype("float64") * cpi99
 
+
+def _add_release_dates(out: pd.DataFrame, year: pd.Series, sample: pd.Series, book: Codebook,
+                       path: Path) -> None:
+    """`release_date` and its source by (YEAR, SAMPLE) from the release crosswalk (in place)."""
     keys = pd.DataFrame({"year": year.astype("int64"), "sample": sample})
     dated = keys.merge(book.release, on=["year", "sample"], how="left", validate="many_to_one")
     if dated["release_date"].isna().any():
@@ -342,7 +362,6 @@ def clean_chunk(raw: pd.DataFrame, book: Codebook, path: Path) -> pd.DataFrame:
                         "crosswalk covers 1990/199002 and 2000/200007 only)")
     out["release_date"] = pd.array(dated["release_date"].to_numpy(), dtype="string")
     out["release_date_source"] = pd.array(dated["source"].to_numpy(), dtype="string")
-    return out[OUTPUT_COLUMNS]
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 
 The extract (79 million person-month rows in the official request) is streamed in chunks and
 written chunk by chunk. Its forms, column kinds and the streaming of typed raw chunks (csv.gz
-through Arrow; .dat[.gz] + DDI codebook through `ipumspy`) are in `ipums_cps_read.py`.
+through Arrow; .dat[.gz] + DDI codebook through `ipumspy`) are in `ipums_read.py`.
 
 Each chunk: typed columns (uppercase IPUMS names; nullable Int32, Int64 for identifiers,
 Float64 for weights and money, string for the quoted codes), NIU/missing codes -> NA
-(`cps_labels.MISSING_CODES`, the reference table), DWS numeric recodes written into the raw DWS
+(`codes.MISSING_CODES`, the reference table), DWS numeric recodes written into the raw DWS
 columns and into their lowercase companions (as the reference does), lowercase label columns
-(`cps_labels.LABEL_SPECS`), era flags, and the row's month release date.
+(`labels.LABEL_SPECS`), era flags, and the row's month release date.
 
 Deliberate deviations, off by default, enabled by name in the survey config's `improvements`
 (`python -m hhx stage=build survey=cps survey.improvements=[cps_extra_missing_codes]`):
@@ -37,6 +37,7 @@ from hhx.surveys.base import (
     input_sha256,
     require_file,
 )
+from hhx.surveys.cps.codes import DWS_NUMERIC, EXTRA_MISSING_CODES, MISSING_CODES, recode_numeric
 from hhx.surveys.cps.ipums_read import EXTRACT_COLUMNS as EXTRACT_COLUMNS  # re-exported
 from hhx.surveys.cps.ipums_read import FLOAT_COLUMNS as FLOAT_COLUMNS  # re-exported
 from hhx.surveys.cps.ipums_read import (
@@ -48,14 +49,7 @@ from hhx.surveys.cps.ipums_read import (
 from hhx.surveys.cps.ipums_read import STRING_COLUMNS as STRING_COLUMNS  # re-exported
 from hhx.surveys.cps.ipums_read import iter_csv_chunks as iter_csv_chunks  # re-exported
 from hhx.surveys.cps.ipums_read import read_ddi_codebook as read_ddi_codebook  # re-exported
-from hhx.surveys.cps.labels import (
-    DWS_NUMERIC,
-    EXTRA_MISSING_CODES,
-    LABEL_SPECS,
-    MISSING_CODES,
-    label_codes,
-    recode_numeric,
-)
+from hhx.surveys.cps.labels import LABEL_SPECS, label_codes
 from hhx.surveys.macro.release_dates import (
     PROXY_RULE_ID,
     CpsCrosswalk,

@@ -9,7 +9,7 @@ ipumspy 0.9 reads those only whole.
 
 Each chunk comes out typed but raw: uppercase IPUMS names in file order; nullable Int32, Int64
 for identifiers, Float64 for weights and money, string for the quoted codes. The normalisation
-of the chunks (NIU codes, labels, flags, release dates) and the build are in `ipums_cps.py`.
+of the chunks (NIU codes, labels, flags, release dates) and the build are in `ipums.py`.
 """
 
 from __future__ import annotations

@@ -369,6 +369,24 @@ def attach_macro_context(
         "macro_reference_q_index",
         *[c for c in required + extra if c != "macro_reference_q_index"],
     ]
+    _check_context(macro, wanted)
+    names = {c: f"{c}{suffix}" for c in wanted}
+    collisions = sorted(set(names.values()) & set(df.columns))
+    if collisions:
+        raise DataError(
+            f"attaching macro context would overwrite columns {collisions}; "
+            "rename them or pass a suffix"
+        )
+    keys = _origin_keys(origin_q_index, len(df))
+    table = macro.set_index("eligible_origin_q_index")[wanted]
+    positions = _context_rows(table, keys, required)
+    attached = table.iloc[positions].rename(columns=names)
+    attached.index = df.index
+    return pd.concat([df, attached], axis=1)
+
+
+def _check_context(macro: pd.DataFrame, wanted: list[str]) -> None:
+    """The context table holds the wanted columns and one row per eligible origin quarter."""
     absent = [c for c in wanted if c not in macro.columns]
     if absent:
         hint = (
@@ -383,17 +401,14 @@ def attach_macro_context(
         )
     if macro["eligible_origin_q_index"].duplicated().any():
         raise DataError("macro context repeats an eligible_origin_q_index; rebuild it")
-    names = {c: f"{c}{suffix}" for c in wanted}
-    collisions = sorted(set(names.values()) & set(df.columns))
-    if collisions:
-        raise DataError(
-            f"attaching macro context would overwrite columns {collisions}; "
-            "rename them or pass a suffix"
-        )
+
+
+def _origin_keys(origin_q_index: pd.Series, n_rows: int) -> np.ndarray:
+    """The origin quarters (year*4 + quarter) as int64, checked: one whole number a row."""
     # Positional: the caller's Series index need not match df's.
     origin = pd.Series(origin_q_index).reset_index(drop=True)
-    if len(origin) != len(df):
-        raise DataError(f"origin quarter index has {len(origin)} values for {len(df)} rows")
+    if len(origin) != n_rows:
+        raise DataError(f"origin quarter index has {len(origin)} values for {n_rows} rows")
     numeric = pd.to_numeric(origin, errors="coerce")
     if numeric.isna().any():
         raise DataError(
@@ -401,9 +416,12 @@ def attach_macro_context(
         )
     if (numeric % 1 != 0).any():
         raise DataError("origin quarter index must hold whole numbers (year*4 + quarter)")
-    keys = numeric.astype("int64").to_numpy()
+    return numeric.astype("int64").to_numpy()
 
-    table = macro.set_index("eligible_origin_q_index")[wanted]
+
+def _context_rows(table: pd.DataFrame, keys: np.ndarray, required: list[str]) -> np.ndarray:
+    """Each origin quarter's row in the context table; every one present, its required columns
+    filled."""
     positions = table.index.get_indexer(keys)
     no_row = positions < 0
     if no_row.any():
@@ -433,9 +451,7 @@ def attach_macro_context(
             f"empty for origin quarter(s) {shown}; use source series covering those quarters "
             "or drop those rows"
         )
-    attached = table.iloc[positions].rename(columns=names)
-    attached.index = df.index
-    return pd.concat([df, attached], axis=1)
+    return positions
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """NY Fed SCE reader: the workbook specs, item tables and label maps (spec 1.8, 2).
 
-What hhx.surveys.sce.microdata and its reader modules (sce_workbook, sce_structural, sce_derived) read
+What hhx.surveys.sce.microdata and its reader modules (workbook, structural, derived) read
 and derive by, and what the synthetic SCE workbooks are written to:
 - `Workbook` / `WORKBOOKS` / `BY_KEY`: the nine NY Fed workbooks (config key, module, default
   path under micro/sce, sheet, 0-based header row, id / date / weight columns; the table in

@@ -149,43 +149,7 @@ def structural(piece: Piece, crosswalk: ReleaseCrosswalk | None) -> pd.DataFrame
             raise DataError(f"{where}: column {column} not found in header row {spec.header + 1}; "
                             f"download the workbook again from {url}")
     n = len(df)
-    if piece.module == "housing":
-        expected = piece.wave_year * 100 + 2
-        if "date" in df.columns:  # must be the February fielding month in every row
-            seen = _numeric(df, "date")
-            bad = seen.isna() | (seen != expected)
-            if bad.any():
-                shown = "blank" if pd.isna(seen[bad].iloc[0]) else f"{seen[bad].iloc[0]:g}"
-                raise DataError(f"{where}: column date holds {shown} in data row "
-                                f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}; the "
-                                f"{piece.wave_year} housing wave is fielded in February "
-                                f"({expected})")
-        else:  # the reference adds it after userid
-            df = df.copy()
-            df.insert(list(df.columns).index(spec.id_column) + 1, "date",
-                      np.full(n, expected, dtype="int64"))
-        date = np.full(n, float(expected))
-    elif piece.module == "job_search":
-        year = _numeric(df, "year")
-        if (year.isna() | (year != year.round())).any():
-            raise DataError(f"{where}: column year is blank or not a year in some row")
-        date = (year * 100 + 10).to_numpy()
-        df = df.copy()  # the reference adds date = year * 100 + 10 after year
-        df.insert(list(df.columns).index("year") + 1, "date", date.astype("int64"))
-    else:
-        date = _numeric(df, spec.date_column).to_numpy()
-        text_date = pd.isna(date) & pd.notna(df[spec.date_column].to_numpy())
-        if text_date.any():
-            raise DataError(f"{where}: column {spec.date_column} holds "
-                            f"{df[spec.date_column][text_date].iloc[0]!r}, not a YYYYMM month")
-    if pd.isna(date).any():
-        raise DataError(f"{where}: column {spec.date_column} is blank in data row "
-                        f"{int(np.flatnonzero(pd.isna(date))[0]) + 1}")
-    year, month = (date // 100).astype("int64"), (date % 100).astype("int64")
-    bad = (month < 1) | (month > 12) | (year < 1900) | (date != np.round(date))
-    if bad.any():
-        raise DataError(f"{where}: column {spec.date_column} holds {date[bad][0]:g}, not a "
-                        "YYYYMM month")
+    df, year, month = _dated(piece, df, where)
     ids = pd.Series([_as_text(v) for v in df[spec.id_column].tolist()], dtype="string")
     if ids.isna().any():
         raise DataError(f"{where}: column {spec.id_column} is blank in data row "
@@ -236,6 +200,52 @@ def structural(piece: Piece, crosswalk: ReleaseCrosswalk | None) -> pd.DataFrame
                         f"{first['survey_year']}-{first['survey_month']:02d}; a sheet must hold "
                         "one row per respondent and month")
     return pd.concat([out.reset_index(drop=True), df.reset_index(drop=True)], axis=1)
+
+
+def _dated(piece: Piece, df: pd.DataFrame, where: str
+           ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Each row's survey year and month from the sheet's date column (the housing and job search
+    sheets get the `date` column the reference adds), checked as YYYYMM months."""
+    spec = BY_KEY[piece.key]
+    n = len(df)
+    if piece.module == "housing":
+        expected = piece.wave_year * 100 + 2
+        if "date" in df.columns:  # must be the February fielding month in every row
+            seen = _numeric(df, "date")
+            bad = seen.isna() | (seen != expected)
+            if bad.any():
+                shown = "blank" if pd.isna(seen[bad].iloc[0]) else f"{seen[bad].iloc[0]:g}"
+                raise DataError(f"{where}: column date holds {shown} in data row "
+                                f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1}; the "
+                                f"{piece.wave_year} housing wave is fielded in February "
+                                f"({expected})")
+        else:  # the reference adds it after userid
+            df = df.copy()
+            df.insert(list(df.columns).index(spec.id_column) + 1, "date",
+                      np.full(n, expected, dtype="int64"))
+        date = np.full(n, float(expected))
+    elif piece.module == "job_search":
+        year = _numeric(df, "year")
+        if (year.isna() | (year != year.round())).any():
+            raise DataError(f"{where}: column year is blank or not a year in some row")
+        date = (year * 100 + 10).to_numpy()
+        df = df.copy()  # the reference adds date = year * 100 + 10 after year
+        df.insert(list(df.columns).index("year") + 1, "date", date.astype("int64"))
+    else:
+        date = _numeric(df, spec.date_column).to_numpy()
+        text_date = pd.isna(date) & pd.notna(df[spec.date_column].to_numpy())
+        if text_date.any():
+            raise DataError(f"{where}: column {spec.date_column} holds "
+                            f"{df[spec.date_column][text_date].iloc[0]!r}, not a YYYYMM month")
+    if pd.isna(date).any():
+        raise DataError(f"{where}: column {spec.date_column} is blank in data row "
+                        f"{int(np.flatnonzero(pd.isna(date))[0]) + 1}")
+    year, month = (date // 100).astype("int64"), (date % 100).astype("int64")
+    bad = (month < 1) | (month > 12) | (year < 1900) | (date != np.round(date))
+    if bad.any():
+        raise DataError(f"{where}: column {spec.date_column} holds {date[bad][0]:g}, not a "
+                        "YYYYMM month")
+    return df, year, month
 
 
 def _integer(df: pd.DataFrame, column: str, where: str) -> pd.array:

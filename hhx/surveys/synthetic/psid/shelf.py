@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.io import atomic_path
+from hhx.surveys.psid.codes import LABELS
 from hhx.surveys.psid.main_study import (
     DEFAULT_VARIABLE_MAP,
     EXPECTED_WAVES,
@@ -43,7 +44,7 @@ from hhx.surveys.psid.main_study import (
     MainStudyVar,
     read_variable_map,
 )
-from hhx.surveys.psid.shelf import LABELS, LONG_MEMBER
+from hhx.surveys.psid.shelf import LONG_MEMBER
 from hhx.surveys.synthetic import generator_label, write_sidecar
 from hhx.surveys.synthetic.psid.family import SAMPLE_CUT, SUBSAMPLES, _People, _World
 from hhx.surveys.synthetic.psid.wave import OCC_CODES as OCC_CODES  # re-exported (tests)
