@@ -244,7 +244,7 @@ GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
     "cex_interview": "cex.interview",
     "cex_diary": "cex.diary",
     "cps_ui_policy": "cps.ui_policy",
-    "cps": ("cps.ipums", "cps.people", "cps.ui_policy",  # job finding follows the UI-policy file
+    "cps": ("cps.ipums", "cps.people", "cps.labor", "cps.ui_policy",  # job finding follows the UI-policy file
             "macro.release_dates"),  # and its release-date crosswalk
     "sce": ("sce.microdata", "macro.release_dates"),
     "sce_financing": ("sce.financing", "macro.release_dates"),

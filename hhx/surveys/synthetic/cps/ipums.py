@@ -24,7 +24,8 @@ Not data about households: a sidecar `<file>.synthetic.json` marks the file as s
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from hhx.errors import ConfigError
 from hhx.io import atomic_path, gzip_writer
 from hhx.surveys.cps.ipums import EXTRACT_COLUMNS, FLOAT_COLUMNS, STRING_COLUMNS
 from hhx.surveys.synthetic import generator_label, write_sidecar
+from hhx.surveys.synthetic.cps.labor import _macro_paths, _simulate
 from hhx.surveys.synthetic.cps.people import (
     _FAMINC,
     _JOBS,
@@ -46,10 +48,8 @@ from hhx.surveys.synthetic.cps.people import (
     UNE,
     _choice,
     _households,
-    _macro_paths,
     _month_index,
     _persons,
-    _simulate,
 )
 
 GENERATOR_VERSION = 2
@@ -161,6 +161,26 @@ def _dws_columns(
 # One calendar month of records
 
 
+@dataclass(frozen=True)
+class _Work:
+    """One month's labor-force state of the persons in a month table (row order)."""
+
+    st: np.ndarray
+    emp: np.ndarray
+    dur: np.ndarray
+    why: np.ndarray
+    wnf: np.ndarray
+    cls: np.ndarray
+    pt: np.ndarray
+    usual: np.ndarray
+    actual: np.ndarray
+    job: np.ndarray
+    org: np.ndarray
+    wage: np.ndarray
+    earnweek: np.ndarray
+    dws_cols: dict[str, np.ndarray]
+
+
 def _month_table(
     mi: int,
     rows: np.ndarray,
@@ -181,15 +201,43 @@ def _month_table(
     serial = np.cumsum(new_hh)
     g = lambda key: pp[key][rows]  # noqa: E731
     age = np.minimum((g("age0") + slot / 12.0).astype(int), 85)
+    work = _work(year, month, rows, slot, mish, age, lf, g, rng)
+    col: dict[str, object] = {
+        **_household_columns(year, month, serial, mish, h, hh, g),
+        **_person_columns(age, g),
+        **_work_columns(mish, age, work, g, rng),
+        **_earnings_columns(year, work, g),
+    }
+    missing = set(EXTRACT_COLUMNS) - set(col)
+    if missing:  # a programming error, not bad input
+        raise AssertionError(f"synthetic CPS lacks columns {sorted(missing)}")
+    arrays = []
+    for name in EXTRACT_COLUMNS:
+        value = col[name]
+        if value is None:
+            arrays.append(pa.nulls(n, pa.int64()))
+        elif name in STRING_COLUMNS:
+            arrays.append(pa.array(np.asarray(value).astype(str)))
+        elif name in FLOAT_COLUMNS:
+            arrays.append(pa.array(np.asarray(value, dtype=np.float64)))
+        else:
+            arrays.append(pa.array(np.asarray(value).astype(np.int64)))
+    return pa.Table.from_arrays(arrays, names=list(EXTRACT_COLUMNS))
+
+
+
+
+def _work(year: int, month: int, rows: np.ndarray, slot: np.ndarray, mish: np.ndarray,
+          age: np.ndarray, lf: dict, g: Callable[[str], np.ndarray], rng: np.random.Generator
+          ) -> _Work:
+    n = len(rows)
     st = lf["state"][rows, slot]
     emp = lf["empstat"][rows, slot].astype(np.int64)
     dur = lf["dur"][rows, slot].astype(np.int64)
     why = lf["why"][rows, slot].astype(np.int64)
     wnf = lf["wnf"][rows, slot].astype(np.int64)
     e, u, nl = st == EMP, st == UNE, st == NILF
-    adult = age >= 15
     cls = g("cls")
-    worked = e | (u & (emp == 21))
     pt = g("pt")
     absent = emp == 12
     usual = np.where(pt, g("pt_hours"), g("hours"))
@@ -198,17 +246,25 @@ def _month_table(
     org = np.isin(mish, [4, 8]) & e & np.isin(cls, list(_WAGE_CLASS))
     wage = np.round(np.exp(g("logwage")), 2)
     earnweek = np.round(np.minimum(wage * usual, 2884.61), 2)
+    dws_cols = _dws_columns(rng, year, month, age, (e, u, nl), g("level"), wage, usual, job)
+    return _Work(st, emp, dur, why, wnf, cls, pt, usual, actual, job, org, wage, earnweek,
+                 dws_cols)
+
+
+def _household_columns(year: int, month: int, serial: np.ndarray, mish: np.ndarray,
+                       h: np.ndarray, hh: dict, g: Callable[[str], np.ndarray]
+                       ) -> dict[str, object]:
+    """Household, record and weight columns."""
+    n = len(h)
     entry_ym = (hh["entry"][h] // 12) * 100 + hh["entry"][h] % 12 + 1
     hh_seq = hh["seq"][h]
     cpsid = entry_ym * 10**8 + hh_seq * 100
     cpsidp = cpsid + g("pernum")
     weight = hh["weight"][h]
-    diff = g("disabled") & adult
     faminc_i = np.clip(
         np.round(3 + 2.2 * g("level") + hh["faminc_shift"][h]), 0, len(_FAMINC) - 1
     ).astype(int)
-    dws_cols = _dws_columns(rng, year, month, age, (e, u, nl), g("level"), wage, usual, job)
-    col: dict[str, object] = {
+    return {
         "YEAR": np.full(n, year),
         "SERIAL": serial,
         "MONTH": np.full(n, month),
@@ -238,23 +294,15 @@ def _month_table(
         "WTFINL": np.round(weight * g("weight_f"), 4),
         "CPSIDP": cpsidp,
         "CPSIDV": cpsidp * 10 + 1,
-        **{
-            c: np.full(n, 99)
-            for c in (
-                "UCAPLAST",
-                "UCNOMAIN",
-                "UCNORECLAST",
-                "UCNORECWK",
-                "UCRECLAST",
-                "UCRECWK",
-                "UCUNION",
-                "UCWHYNOELG",
-                "UCSUPFLG",
-            )
-        },
-        "EARNWEEK2": np.where(org & (year >= 2023), earnweek, 999999.99),
-        "HOURWAGE2": np.where(org & (year >= 2023) & g("paidhour"), wage, 999.99),
-        "SUBMINWAGE": np.zeros(n, int),
+    }
+
+
+def _person_columns(age: np.ndarray, g: Callable[[str], np.ndarray]) -> dict[str, object]:
+    """Demographic, family, education and disability columns."""
+    n = len(age)
+    adult = age >= 15
+    diff = g("disabled") & adult
+    return {
         "RELATE": g("relate"),
         "AGE": age,
         "SEX": g("sex"),
@@ -276,6 +324,39 @@ def _month_table(
         "CITIZEN": g("citizen"),
         "NATIVITY": g("nativity"),
         "HISPAN": g("hispan"),
+        "EDUC": g("educ"),
+        "EDUC99": np.zeros(n, int),
+        "EDCYC": np.full(n, 99),
+        "EDDIPGED": np.full(n, 99),
+        "EDHGCGED": np.full(n, 99),
+        "SCHLCOLL": np.where((age >= 16) & (age <= 24), np.where(age < 18, 1, 5), 0),
+        **{
+            c: np.where(adult, np.where(diff, 2, 1), 0)
+            for c in (
+                "DIFFHEAR",
+                "DIFFEYE",
+                "DIFFREM",
+                "DIFFPHYS",
+                "DIFFMOB",
+                "DIFFCARE",
+                "DIFFANY",
+            )
+        },
+        "MARBASECIDP": np.zeros(n, int),
+    }
+
+
+def _work_columns(mish: np.ndarray, age: np.ndarray, work: _Work,
+                  g: Callable[[str], np.ndarray], rng: np.random.Generator
+                  ) -> dict[str, object]:
+    """Labor-force, job and hours columns."""
+    n = len(age)
+    st, emp, dur, why, wnf = work.st, work.emp, work.dur, work.why, work.wnf
+    cls, pt, usual, actual, job = work.cls, work.pt, work.usual, work.actual, work.job
+    e, u, nl = st == EMP, st == UNE, st == NILF
+    worked = e | (u & (emp == 21))
+    absent = emp == 12
+    return {
         "EMPSTAT": emp,
         "LABFORCE": np.select([e | u, nl], [2, 1], 0),
         "OCC": np.where(worked, job[:, 0], 0),
@@ -323,25 +404,33 @@ def _month_table(
             99,
         ),
         "ACTSAME": np.full(n, 99),
-        "EDUC": g("educ"),
-        "EDUC99": np.zeros(n, int),
-        "EDCYC": np.full(n, 99),
-        "EDDIPGED": np.full(n, 99),
-        "EDHGCGED": np.full(n, 99),
-        "SCHLCOLL": np.where((age >= 16) & (age <= 24), np.where(age < 18, 1, 5), 0),
+    }
+
+
+def _earnings_columns(year: int, work: _Work, g: Callable[[str], np.ndarray]
+                      ) -> dict[str, object]:
+    """Unemployment-compensation, outgoing-rotation earnings and DWS columns."""
+    n = len(work.org)
+    usual, org, wage, earnweek = work.usual, work.org, work.wage, work.earnweek
+    dws_cols = work.dws_cols
+    return {
         **{
-            c: np.where(adult, np.where(diff, 2, 1), 0)
+            c: np.full(n, 99)
             for c in (
-                "DIFFHEAR",
-                "DIFFEYE",
-                "DIFFREM",
-                "DIFFPHYS",
-                "DIFFMOB",
-                "DIFFCARE",
-                "DIFFANY",
+                "UCAPLAST",
+                "UCNOMAIN",
+                "UCNORECLAST",
+                "UCNORECWK",
+                "UCRECLAST",
+                "UCRECWK",
+                "UCUNION",
+                "UCWHYNOELG",
+                "UCSUPFLG",
             )
         },
-        "MARBASECIDP": np.zeros(n, int),
+        "EARNWEEK2": np.where(org & (year >= 2023), earnweek, 999999.99),
+        "HOURWAGE2": np.where(org & (year >= 2023) & g("paidhour"), wage, 999.99),
+        "SUBMINWAGE": np.zeros(n, int),
         **dws_cols,
         "HOURWAGE": np.where(org & g("paidhour"), wage, 999.99),
         "PAIDHOUR": np.where(org, np.where(g("paidhour"), 2, 1), 0),
@@ -352,21 +441,6 @@ def _month_table(
         "ELIGORG": org.astype(int),
         "OTPAY": np.full(n, 99),
     }
-    missing = set(EXTRACT_COLUMNS) - set(col)
-    if missing:  # a programming error, not bad input
-        raise AssertionError(f"synthetic CPS lacks columns {sorted(missing)}")
-    arrays = []
-    for name in EXTRACT_COLUMNS:
-        value = col[name]
-        if value is None:
-            arrays.append(pa.nulls(n, pa.int64()))
-        elif name in STRING_COLUMNS:
-            arrays.append(pa.array(np.asarray(value).astype(str)))
-        elif name in FLOAT_COLUMNS:
-            arrays.append(pa.array(np.asarray(value, dtype=np.float64)))
-        else:
-            arrays.append(pa.array(np.asarray(value).astype(np.int64)))
-    return pa.Table.from_arrays(arrays, names=list(EXTRACT_COLUMNS))
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,6 +460,34 @@ def _ui_extra(seed: int, lo: int, hi: int) -> np.ndarray:
     rows = np.array([row[int(f)] for f in frame["fips"].to_numpy()[inside]], dtype=np.int64)
     out[rows, mi[inside] - lo] = frame["ui_weeks"].to_numpy(dtype=float)[inside] - 26
     return out
+
+
+def _months(start: str, end: str, extra_months: Sequence[str], skip_months: Sequence[str]
+            ) -> list[int]:
+    """The month indexes written: start..end plus `extra_months`, minus `skip_months`."""
+    lo, hi = _month_index(start), _month_index(end)
+    if hi < lo:
+        raise ConfigError(f"synthetic CPS: end {end} is before start {start}")
+    skip = {_month_index(m) for m in skip_months}
+    months = sorted((set(range(lo, hi + 1)) | {_month_index(m) for m in extra_months}) - skip)
+    if not months:
+        raise ConfigError("synthetic CPS: every month is skipped")
+    return months
+
+
+def _in_sample(at: int, cohort_start: np.ndarray, cohort_end: np.ndarray, hh: dict, pp: dict
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The responding persons of a month (`at`: its index from the first cohort), their month
+    offsets since entry and month-in-sample numbers."""
+    parts, slots, mishes = [], [], []
+    for k, offset in enumerate(SLOTS):
+        c = at - offset
+        idx = np.arange(cohort_start[c], cohort_end[c])
+        idx = idx[hh["responds"][pp["hh"][idx], k]]
+        parts.append(idx)
+        slots.append(np.full(len(idx), offset))
+        mishes.append(np.full(len(idx), k + 1))
+    return np.concatenate(parts), np.concatenate(slots), np.concatenate(mishes)
 
 
 def write_synthetic_cps(
@@ -409,15 +511,9 @@ def write_synthetic_cps(
     Deterministic for a seed.
     """
     path = Path(path)
-    lo, hi = _month_index(start), _month_index(end)
-    if hi < lo:
-        raise ConfigError(f"synthetic CPS: end {end} is before start {start}")
+    months = _months(start, end, extra_months, skip_months)
     if n_households < 1:
         raise ConfigError(f"synthetic CPS: n_households must be >= 1, got {n_households}")
-    skip = {_month_index(m) for m in skip_months}
-    months = sorted((set(range(lo, hi + 1)) | {_month_index(m) for m in extra_months}) - skip)
-    if not months:
-        raise ConfigError("synthetic CPS: every month is skipped")
     rng = np.random.default_rng(seed)
     needed = sorted({m - offset for m in months for offset in SLOTS})
     cohorts = np.arange(needed[0], needed[-1] + 1)
@@ -444,24 +540,8 @@ def write_synthetic_cps(
         with gzip_writer(tmp, compresslevel) as gz:
             writer = None
             for mi in months:
-                parts, slots, mishes = [], [], []
-                for k, offset in enumerate(SLOTS):
-                    c = mi - offset - cohorts[0]
-                    idx = np.arange(cohort_start[c], cohort_end[c])
-                    idx = idx[hh["responds"][pp["hh"][idx], k]]
-                    parts.append(idx)
-                    slots.append(np.full(len(idx), offset))
-                    mishes.append(np.full(len(idx), k + 1))
-                table = _month_table(
-                    mi,
-                    np.concatenate(parts),
-                    np.concatenate(slots),
-                    np.concatenate(mishes),
-                    hh,
-                    pp,
-                    lf,
-                    rng,
-                )
+                rows, slot, mish = _in_sample(mi - cohorts[0], cohort_start, cohort_end, hh, pp)
+                table = _month_table(mi, rows, slot, mish, hh, pp, lf, rng)
                 if writer is None:
                     writer = pacsv.CSVWriter(gz, table.schema)
                 writer.write_table(table)

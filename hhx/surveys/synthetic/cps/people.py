@@ -9,8 +9,6 @@ they are not estimates about households.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 
 from hhx.errors import ConfigError
@@ -127,42 +125,6 @@ def _month_index(text: str) -> int:
     return year * 12 + month - 1
 
 
-def _reference_sunday(mi: int) -> dt.date:
-    """Sunday starting the CPS reference week (the week containing the 12th)."""
-    d = dt.date(mi // 12, mi % 12 + 1, 12)
-    return d - dt.timedelta(days=(d.weekday() + 1) % 7)
-
-
-def _macro_paths(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per calendar month: separation multiplier and job-finding logit shift (a recession from
-    autumn 2008 to 2010, a pandemic shock in spring 2020, a slow cycle otherwise) so that
-    national conditions carry information."""
-    months = np.arange(lo, hi + 1)
-    cycle = np.sin(2 * np.pi * (months - 2000 * 12) / 96.0)
-    sep = 1.0 + 0.15 * cycle
-    find = 0.15 * cycle
-    recession = (months >= _month_index("2008-09")) & (months <= _month_index("2010-06"))
-    sep[recession] *= 1.5
-    find[recession] -= 0.35
-    for text, s_mult, f_shift in (
-        ("2020-03", 2.5, -0.3),
-        ("2020-04", 9.0, -0.9),
-        ("2020-05", 2.0, 0.5),
-        ("2020-06", 1.5, 0.5),
-        ("2020-07", 1.4, 0.4),
-        ("2020-08", 1.3, 0.3),
-        ("2020-09", 1.2, 0.1),
-        ("2020-10", 1.2, 0.0),
-        ("2020-11", 1.1, 0.0),
-        ("2020-12", 1.1, 0.0),
-    ):
-        i = _month_index(text) - lo
-        if 0 <= i < len(months):
-            sep[i] *= s_mult
-            find[i] += f_shift
-    return sep, find
-
-
 # --------------------------------------------------------------------------------------------
 # Population
 
@@ -218,6 +180,50 @@ def _households(rng: np.random.Generator, entry: np.ndarray) -> dict[str, np.nda
 
 # Roles: 0 reference person, 1 spouse, 2 extra adult, 3 child
 def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    hh_of, role, pernum, hsize = _roster(hh)
+    n, htype = len(hh_of), hh["type"][hh_of]
+    relate, age, sex, spouse = _age_sex(rng, hh_of, role, htype, len(hh["type"]))
+    marst = _marital_status(rng, role, htype, age)
+    race, hispan, foreign, nativity, citizen, bpl_foreign, yrimmig = _origin(
+        rng, hh, hh_of, role, age)
+    level, educ = _education(rng, age)
+    vet_p = np.where(sex == 1, np.select([age < 40, age < 65], [0.04, 0.10], 0.35), 0.015)
+    vetstat = np.where(rng.random(n) < vet_p, 2, 1)  # NIU (0) under 17 is set month by month
+    related, famsize, nchild, nchlt5, sploc = _family(hh, hh_of, role, htype, relate, age,
+                                                      spouse, pernum)
+    return {
+        "hh": hh_of,
+        "pernum": pernum,
+        "role": role,
+        "relate": relate,
+        "nprec": hsize[hh_of],
+        "age0": age,
+        "sex": sex,
+        "marst": marst,
+        "race": race,
+        "hispan": hispan,
+        "nativity": nativity,
+        "citizen": citizen,
+        "bpl": np.where(foreign, bpl_foreign, 9900),
+        "yrimmig": yrimmig,
+        "educ": educ,
+        "level": level,
+        "vetstat": vetstat,
+        "famsize": famsize,
+        "nchild": nchild,
+        "nchlt5": nchlt5,
+        "sploc": sploc,
+        "famrel": np.select(
+            [relate == 101, relate == 201, relate == 301, related], [1, 2, 3, 4], 0
+        ),
+        "famunit": np.where(related, 1, 2),
+        **_work_traits(rng, age, sex, level),
+    }
+
+
+def _roster(hh: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each person's household and role (households in order, roles in order within one), their
+    PERNUM, and each household's size."""
     n_hh = len(hh["type"])
     ids = np.arange(n_hh)
     has_spouse = np.isin(hh["type"], [1, 2])
@@ -237,8 +243,13 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
     first = np.r_[0, np.flatnonzero(np.diff(hh_of)) + 1]
     pernum = np.arange(n) - np.repeat(first, np.diff(np.r_[first, n])) + 1
     hsize = np.bincount(hh_of, minlength=n_hh)
+    return hh_of, role, pernum, hsize
 
-    htype = hh["type"][hh_of]
+
+def _age_sex(rng: np.random.Generator, hh_of: np.ndarray, role: np.ndarray, htype: np.ndarray,
+             n_hh: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """RELATE, age at entry and sex of each person; whether the person is a spouse."""
+    n = len(hh_of)
     ref_age = np.select(
         [htype == 0, htype == 1, htype == 2, htype == 3],
         [
@@ -287,7 +298,12 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
         rng.random(spouse.sum()) < 0.97, 3 - ref_sex[hh_of[spouse]], ref_sex[hh_of[spouse]]
     )
 
-    # marital status
+    return relate, age, sex, spouse
+
+
+def _marital_status(rng: np.random.Generator, role: np.ndarray, htype: np.ndarray,
+                    age: np.ndarray) -> np.ndarray:
+    n = len(age)
     r = rng.random(n)
     single_adult = (role != 1) & ~((role == 0) & np.isin(htype, [1, 2])) & (age >= 15)
     young, mid = age < 30, (age >= 30) & (age < 60)
@@ -299,7 +315,14 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
     pick = np.where(young, young_pick, np.where(mid, mid_pick, old_pick))
     marst[single_adult & (role != 3)] = pick[single_adult & (role != 3)]
 
-    # origin
+    return marst
+
+
+def _origin(rng: np.random.Generator, hh: dict[str, np.ndarray], hh_of: np.ndarray,
+            role: np.ndarray, age: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Race, Hispanic origin, foreign birth, nativity, citizenship, foreign birthplace and
+    immigration year of each person."""
+    n = len(age)
     race = np.where(rng.random(n) < 0.95, hh["race"][hh_of], 100)
     hispan = hh["hispan"][hh_of]
     p_foreign = np.where(hispan > 0, 0.35, np.where(race == 651, 0.6, 0.08))
@@ -322,7 +345,12 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
     arrival = np.maximum(entry_year - np.floor(age).astype(int), 1950)
     yrimmig = np.where(foreign, rng.integers(arrival, entry_year + 1), 0)
 
-    # education level 0..4 by age; codes
+    return race, hispan, foreign, nativity, citizen, bpl_foreign, yrimmig
+
+
+def _education(rng: np.random.Generator, age: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Education level 0..4 by age, and the EDUC code."""
+    n = len(age)
     level = _choice(rng, [0, 1, 2, 3, 4], [0.10, 0.27, 0.27, 0.22, 0.14], n)
     level = np.where(
         age < 18,
@@ -344,10 +372,15 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
     educ[age < 15] = 1  # NIU for children
     level[age < 18] = 0
 
-    vet_p = np.where(sex == 1, np.select([age < 40, age < 65], [0.04, 0.10], 0.35), 0.015)
-    vetstat = np.where(rng.random(n) < vet_p, 2, 1)  # NIU (0) under 17 is set month by month
+    return level, educ
 
-    # household family size / children (nonrelatives form their own family)
+
+def _family(hh: dict[str, np.ndarray], hh_of: np.ndarray, role: np.ndarray, htype: np.ndarray,
+            relate: np.ndarray, age: np.ndarray, spouse: np.ndarray, pernum: np.ndarray
+            ) -> tuple[np.ndarray, ...]:
+    """Family links: related to the reference person, family size, children (under 5), the
+    spouse's PERNUM (nonrelatives form their own family)."""
+    n_hh = len(hh["type"])
     related = np.isin(relate, [101, 201, 301, 501, 701, 1001, 901])
     famsize_hh = np.bincount(hh_of, weights=related, minlength=n_hh).astype(int)
     famsize = np.where(related, famsize_hh[hh_of], 1)
@@ -363,34 +396,16 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
         (role == 0) & np.isin(htype, [1, 2]), spouse_pernum[hh_of], np.where(spouse, 1, 0)
     )
 
+    return related, famsize, nchild, nchlt5, sploc
+
+
+def _work_traits(rng: np.random.Generator, age: np.ndarray, sex: np.ndarray, level: np.ndarray
+                 ) -> dict[str, np.ndarray]:
+    """Job, class of worker, hours, wage and other work traits of each person."""
+    n = len(age)
     job = rng.integers(0, len(_JOBS), n)
     disabled = rng.random(n) < np.where(age >= 30, 0.05 + 0.002 * (age - 30), 0.01)
     return {
-        "hh": hh_of,
-        "pernum": pernum,
-        "role": role,
-        "relate": relate,
-        "nprec": hsize[hh_of],
-        "age0": age,
-        "sex": sex,
-        "marst": marst,
-        "race": race,
-        "hispan": hispan,
-        "nativity": nativity,
-        "citizen": citizen,
-        "bpl": np.where(foreign, bpl_foreign, 9900),
-        "yrimmig": yrimmig,
-        "educ": educ,
-        "level": level,
-        "vetstat": vetstat,
-        "famsize": famsize,
-        "nchild": nchild,
-        "nchlt5": nchlt5,
-        "sploc": sploc,
-        "famrel": np.select(
-            [relate == 101, relate == 201, relate == 301, related], [1, 2, 3, 4], 0
-        ),
-        "famunit": np.where(related, 1, 2),
         "job": job,
         "cls": _choice(rng, _CLASS, _CLASS_P, n),
         "pt": rng.random(n)
@@ -407,213 +422,3 @@ def _persons(rng: np.random.Generator, hh: dict[str, np.ndarray]) -> dict[str, n
         "profcert": rng.random(n) < 0.25,
         "weight_f": rng.uniform(0.85, 1.15, n),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Labor-force paths
-
-
-def _simulate(
-    rng: np.random.Generator,
-    pp: dict[str, np.ndarray],
-    entry: np.ndarray,
-    lo: int,
-    sep_path: np.ndarray,
-    find_path: np.ndarray,
-    ui_extra: np.ndarray | None = None,
-    state_of: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
-    """Monthly Markov chain over the 16 months from entry (state, EMPSTAT, duration, spell info).
-
-    Relationships the CPS tasks measure: exits from unemployment depend on age, education,
-    duration, the reason and kind of search, national conditions and, for job losers
-    (WHYUNEMP 1-3), the state's maximum UI weeks (`ui_extra[state, month]` = weeks above 26,
-    `state_of[person]` the row of a person's state:
-    longer benefits lower job finding); employed persons absent from work (EMPSTAT 12, no hours
-    last week) are often on temporary layoff next month; workers from 60 leave for retirement
-    at rising rates (more so part-time), so twelve-month retirement is predictable.
-    """
-    n = len(entry)
-    state = np.zeros((n, HORIZON), dtype=np.int8)
-    empstat = np.zeros((n, HORIZON), dtype=np.int16)
-    dur = np.full((n, HORIZON), 999, dtype=np.int16)
-    why = np.zeros((n, HORIZON), dtype=np.int8)
-    wnf = np.zeros((n, HORIZON), dtype=np.int8)
-    nilf_kind = np.zeros(n, dtype=np.int16)
-    absent = np.zeros((n, HORIZON), dtype=bool)
-    spell_why = np.zeros(n, dtype=np.int8)
-    spell_wnf = np.zeros(n, dtype=np.int8)
-    spell_new = np.zeros(n, dtype=bool)
-    cur_dur = np.zeros(n, dtype=np.int16)
-    never = pp["never_worked"].copy()
-    level, z = pp["level"], pp["z"]
-    sunday_weeks = np.array(
-        [
-            (_reference_sunday(m + 1) - _reference_sunday(m)).days // 7
-            for m in range(lo, lo + len(sep_path) + 1)
-        ],
-        dtype=np.int16,
-    )
-
-    def start_unemployment(mask: np.ndarray, from_state: np.ndarray) -> None:
-        k = mask.sum()
-        cur_dur[mask] = rng.integers(0, 5, k)
-        new = mask & never
-        spell_new[mask] = new[mask]
-        w = np.where(
-            new[mask],
-            6,
-            np.where(
-                from_state[mask] == EMP, _choice(rng, [1, 2, 3, 4], [0.15, 0.50, 0.15, 0.20], k), 5
-            ),
-        )
-        spell_why[mask] = w
-        wn = np.select(
-            [w == 6, w == 5],
-            [_choice(rng, [42, 41], [0.7, 0.3], k), _choice(rng, [11, 12, 30], [0.2, 0.5, 0.3], k)],
-            _choice(rng, [11, 12], [0.9, 0.1], k),
-        )
-        spell_wnf[mask] = wn
-
-    def set_nilf_kind(mask: np.ndarray, age: np.ndarray) -> None:
-        k = mask.sum()
-        a = age[mask]
-        retire_p = np.where(a >= 60, np.clip((a - 55) / 10, 0, 0.95), np.clip((a - 55) / 20, 0, 1))
-        r = rng.random(k)
-        kind = np.where(r < retire_p, 36, np.where(pp["disabled"][mask], 32, 34))
-        nilf_kind[mask] = kind
-
-    # initial state
-    age = (pp["age0"]).astype(int)
-    adult = age >= 15
-    p_emp = np.select(
-        [age < 18, age < 20, age < 25, age < 55, age < 62, age < 65, age < 70, age < 75],
-        [
-            0.18,
-            0.45,
-            0.68,
-            0.80 + 0.03 * (level - 2) - 0.07 * (pp["sex"] == 2),
-            0.66,
-            0.50,
-            0.30,
-            0.18,
-        ],
-        0.07,
-    )
-    p_emp = np.where(pp["disabled"], p_emp * 0.3, p_emp)
-    ur = (
-        0.045
-        * np.where(age < 25, 2.0, 1.0)
-        * np.where(level == 0, 1.5, np.where(level >= 3, 0.6, 1.0))
-    )
-    p_une = p_emp * ur / (1 - ur)
-    r = rng.random(n)
-    s0 = np.where(~adult, NIU, np.where(r < p_emp, EMP, np.where(r < p_emp + p_une, UNE, NILF)))
-    state[:, 0] = s0
-    never[s0 == EMP] = False
-    start_unemployment(s0 == UNE, np.where(rng.random(n) < 0.6, EMP, NILF))
-    long = (s0 == UNE) & (rng.random(n) < 0.45)
-    cur_dur[long] = np.minimum(15 + rng.exponential(30, long.sum()), 119).astype(np.int16)
-    set_nilf_kind(s0 == NILF, age)
-
-    def record(s: int) -> None:
-        st = state[:, s]
-        absent[:, s] = (st == EMP) & (rng.random(n) < 0.02)
-        empstat[:, s] = np.select(
-            [st == EMP, (st == UNE) & spell_new, st == UNE, st == NILF],
-            [np.where(absent[:, s], 12, 10), 22, 21, nilf_kind],
-            0,
-        )
-        u = st == UNE
-        dur[u, s] = cur_dur[u]
-        why[u, s] = spell_why[u]
-        wnf[u, s] = spell_wnf[u]
-
-    record(0)
-    for s in range(1, HORIZON):
-        m = entry + s - lo  # calendar month of this slot, as index into the macro paths
-        age = (pp["age0"] + s / 12.0).astype(int)
-        prev = state[:, s - 1]
-        r = rng.random(n)
-        nxt = prev.copy()
-        # children reaching 15 enter the population as not in the labor force
-        grown = (prev == NIU) & (age >= 15)
-        nxt[grown] = NILF
-        set_nilf_kind(grown, age)
-        # employed
-        e = prev == EMP
-        p_eu = (
-            0.011
-            * np.where(level == 0, 1.6, np.where(level >= 3, 0.6, 1.0))
-            * np.where(age < 25, 1.8, 1.0)
-            * sep_path[m]
-        )
-        p_en = np.where(age < 22, 0.06, 0.02) + np.where(
-            age >= 55, np.clip(0.01 + 0.006 * (age - 55), 0, 0.15), 0
-        )
-        p_en = p_en + np.where(age >= 60, 0.012 * (age - 60) + 0.04 * pp["pt"], 0)
-        # absent from work last month: often a temporary layoff now
-        was_absent = absent[:, s - 1]
-        # (strong enough that zero hours last week predict unemployment next month)
-        p_eu = np.where(was_absent, 0.65, p_eu)
-        p_en = np.where(was_absent, 0.15, p_en)
-        to_u = e & (r < p_eu)
-        to_n = e & ~to_u & (r < p_eu + p_en)
-        # unemployed: multinomial logit against staying unemployed
-        u = prev == UNE
-        d = cur_dur.astype(float)
-        # Coefficients are large enough that age, education, duration, the reason for the
-        # spell and the kind of job search predict the outcome (a model can learn something),
-        # while the aggregate flows stay near the published CPS shares.
-        s_e = (
-            -0.60
-            + 0.35 * (level - 1.5)
-            - 0.70 * np.log1p(d / 4)
-            + 0.60 * ((age >= 25) & (age < 55))
-            - 0.70 * (age >= 55)
-            + 0.80 * (spell_why == 1)
-            + find_path[m]
-            + z
-        )
-        if ui_extra is not None and state_of is not None:
-            # longer potential benefits, later job finding (job losers only)
-            loser = np.isin(spell_why, [1, 2, 3])
-            s_e = s_e - np.where(loser, 0.012 * ui_extra[state_of, m], 0)
-        s_n = (
-            -1.80
-            + 1.40 * (age < 20)
-            + 0.60 * ((age >= 20) & (age < 25))
-            + 1.60 * (age >= 60)
-            + 0.40 * np.log1p(d / 4)
-            - 0.25 * (level - 1.5)
-            + 1.00 * np.isin(spell_wnf, [30, 41, 42])
-            + 0.50 * (spell_why == 5)
-            - 0.5 * z
-        )
-        denom = 1 + np.exp(s_e) + np.exp(s_n)
-        p_ue, p_un = np.exp(s_e) / denom, np.exp(s_n) / denom
-        u_to_e = u & (r < p_ue)
-        u_to_n = u & ~u_to_e & (r < p_ue + p_un)
-        # not in the labor force
-        nl = prev == NILF
-        p_ne = np.select(
-            [age < 20, age < 25, age < 55, age < 65], [0.06, 0.05, 0.035, 0.012], 0.005
-        )
-        p_ne = np.where(np.isin(nilf_kind, [32, 36]), p_ne * 0.3, p_ne)
-        p_nu = np.select([age < 25, age < 55, age < 65], [0.03, 0.018, 0.008], 0.002)
-        p_nu = np.where(np.isin(nilf_kind, [32, 36]), p_nu * 0.3, p_nu)
-        n_to_e = nl & (r < p_ne)
-        n_to_u = nl & ~n_to_e & (r < p_ne + p_nu)
-
-        nxt[to_u | n_to_u] = UNE
-        nxt[to_n | u_to_n] = NILF
-        nxt[u_to_e | n_to_e] = EMP
-        stay_u = u & (nxt == UNE)
-        cur_dur[stay_u] = np.minimum(cur_dur[stay_u] + sunday_weeks[m[stay_u] - 1], 119)
-        start_unemployment(to_u | n_to_u, prev)
-        spell_why[to_u & was_absent] = 1  # temporary layoff
-        set_nilf_kind(to_n | u_to_n, age)
-        never[nxt == EMP] = False
-        state[:, s] = nxt
-        record(s)
-    return {"state": state, "empstat": empstat, "dur": dur, "why": why, "wnf": wnf}
