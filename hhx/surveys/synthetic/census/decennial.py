@@ -136,6 +136,15 @@ _CPI99 = {199002: 1.295, 200007: 1.0}
 
 
 def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: int) -> dict:
+    """The extract's columns (in file order) for `n_households` households of one sample."""
+    p = _draw_people(rng, sample, n_households)
+    return {**_household_columns(rng, sample, n_households, serial0, p),
+            **_person_columns(rng, p)}
+
+
+def _draw_people(rng: np.random.Generator, sample: int, n_households: int) -> dict:
+    """Household sizes, ages, origin, education, work, income, moves and tenure (the draws the
+    columns are made of)."""
     sizes = rng.integers(1, 6, n_households)
     n = int(sizes.sum())
     hh = np.repeat(np.arange(n_households), sizes)
@@ -186,6 +195,17 @@ def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: 
     hisp_d = {0: 0, 1: 100, 2: 200, 3: 300, 4: 460, 9: 900}
     raced = np.where(race <= 7, race * 100, np.where(race == 8, 801, 901))
     owner = rng.choice([1, 2], n_households)[hh]
+    return dict(sizes=sizes, n=n, hh=hh, pernum=pernum, age=age, state=state, race=race,
+                hispan=hispan, adult=adult, educ=educ, educd_of=educd_of, empstat=empstat,
+                incwage=incwage, inctot=inctot, migrate5=migrate5, migplac5=migplac5, occ=occ,
+                hisp_d=hisp_d, raced=raced, owner=owner)
+
+
+def _household_columns(rng: np.random.Generator, sample: int, n_households: int, serial0: int,
+                       p: dict) -> dict:
+    """Sample, household ids, weights, geography and dwelling columns."""
+    sizes, n, hh, pernum, state = p["sizes"], p["n"], p["hh"], p["pernum"], p["state"]
+    owner = p["owner"]
     return {
         "year": np.full(n, 1990 if sample == 199002 else 2000),
         "sample": np.full(n, sample),
@@ -215,6 +235,16 @@ def _persons(rng: np.random.Generator, sample: int, n_households: int, serial0: 
         "valueh": np.where(owner == 1, rng.integers(20000, 900000, n), 9999999),
         "rentgrs": np.where(owner == 2, rng.integers(200, 2500, n), 0),
         "rooms": rng.integers(1, 10, n_households)[hh],
+    }
+
+
+def _person_columns(rng: np.random.Generator, p: dict) -> dict:
+    """Family links, demographics, education, work, income and migration columns."""
+    n, pernum, age, state, race = p["n"], p["pernum"], p["age"], p["state"], p["race"]
+    hispan, adult, educ, educd_of = p["hispan"], p["adult"], p["educ"], p["educd_of"]
+    empstat, incwage, inctot, migrate5 = p["empstat"], p["incwage"], p["inctot"], p["migrate5"]
+    migplac5, occ, hisp_d, raced = p["migplac5"], p["occ"], p["hisp_d"], p["raced"]
+    return {
         "momloc": np.where(pernum > 2, 2, 0),
         "poploc": np.where(pernum > 2, 1, 0),
         "sploc": np.select([pernum == 1, pernum == 2], [2, 1], 0),
