@@ -131,7 +131,19 @@ def synthetic_mich_frames(
     truth["true_panel_wave"] = iv.groupby("panel").cumcount().to_numpy() + 1
     truth["link_expected"] = waves > 0
 
-    # Demographics (persons keep them across waves: drawn per panel).
+    panels, log_inc, belief1, belief5 = _demographics(rng, int(seed), iv, raw, truth,
+                                                      missing_share)
+    _assessments(rng, raw, truth, panels, log_inc, missing_share)
+    _inflation_expectations(rng, raw, truth, panels, belief1, belief5, missing_share)
+    return raw, truth
+
+
+def _demographics(rng: np.random.Generator, seed: int, iv: pd.DataFrame, raw: pd.DataFrame,
+                  truth: pd.DataFrame, missing_share: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Demographics and income (in place; persons keep them across waves: drawn per panel).
+    Returns each row's panel and the panels' log income and 1- and 5-year inflation beliefs."""
+    n = len(iv)
     panels = iv["panel"].to_numpy()
     n_panels = int(panels.max()) + 1 if n else 0
     prng = np.random.default_rng([int(seed), 1])
@@ -159,7 +171,13 @@ def synthetic_mich_frames(
     raw["INCOME"] = np.where(rng.random(n) < 0.03, np.nan, income)  # blank: not reported
     raw["INCQFM"] = np.where(raw["INCOME"].notna(), 1, np.nan)
 
-    # Assessments and the income expectation they drive.
+    return panels, log_inc, belief1, belief5
+
+
+def _assessments(rng: np.random.Generator, raw: pd.DataFrame, truth: pd.DataFrame,
+                 panels: np.ndarray, log_inc: np.ndarray, missing_share: float) -> None:
+    """Assessments and the income expectation they drive (in place)."""
+    n = len(raw)
     age = raw["AGE"].to_numpy(dtype=float)
     finances = np.stack([np.full(n, 1.0) + 0.4 * (log_inc[panels] > 10.8), np.full(n, 1.3),
                          np.full(n, 0.8) + 0.4 * (age > 65)], axis=1)
@@ -189,7 +207,12 @@ def synthetic_mich_frames(
                      [1.0, -1.0, 0.0], np.nan)
     raw["INEX"] = np.where(raw["INEXQ2"] == 98, 98, sign * np.nan_to_num(raw["INEXQ2"]))
 
-    # Inflation expectations: the person's level plus interview noise.
+
+def _inflation_expectations(rng: np.random.Generator, raw: pd.DataFrame, truth: pd.DataFrame,
+                            panels: np.ndarray, belief1: np.ndarray, belief5: np.ndarray,
+                            missing_share: float) -> None:
+    """Inflation expectations: the person's level plus interview noise; weights (in place)."""
+    n = len(raw)
     for column, level, noise in (("PX1", belief1, 2.4), ("PX5", belief5, 1.4)):
         clean = np.clip(np.round(level[panels] + rng.normal(0, noise, n)), -95, 95)
         wild = rng.random(n) < 0.01  # answers beyond |25| that stay valid
@@ -201,7 +224,6 @@ def synthetic_mich_frames(
                                                                  np.abs(clean)))
     raw["WT"] = np.round(rng.lognormal(0, 0.35, n), 4)
     raw["WT_HH"] = raw["WT"]
-    return raw, truth
 
 
 def write_synthetic_mich(
