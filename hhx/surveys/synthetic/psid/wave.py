@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from hhx.surveys.psid.main_study import MainStudyVar
-from hhx.surveys.synthetic.psid.family import OCC_GROUPS, _Family, _World
+from hhx.surveys.synthetic.psid.family import OCC_GROUPS, _Family, _People, _World
 
 # Annual CPI-U anchors (1982-84 = 100), interpolated between years.
 _CPI = {1967: 33.4, 1975: 53.8, 1980: 82.4, 1985: 107.6, 1990: 130.7, 1995: 152.4,
@@ -131,9 +131,58 @@ def _wave(world: _World, wave: int, previous: int | None,
                     for f, m in zip(active, members, strict=True) for i in range(len(m))])
     n, nf = len(person), len(active)
     age = wave - people["birth"][person]
+    educ = people["educ"][person]
+    last, lost, hours, earnings, now, (rp_at, sp_at) = _labor(
+        rng, people, person, fam, rel, nf, wave, previous)
+    has_sp = sp_at >= 0
+    size, kids, finc, food = _income_and_food(rng, active, fam, age, earnings, lost, wave)
+    wealth = _wealth(rng, active, wave)
+    fuid = rng.choice(np.arange(1, max(10_000, 3 * nf)), size=nf, replace=False)
+    truth, main = _main_values(rng, world, active, wave, person, fam, rel, rp_at, sp_at, hours,
+                               last, lost, now, food, fuid, varmap)
+    weight = np.array([f.weight for f in active]) * np.exp(0.05 * rng.standard_normal(nf))
+    metro = np.array([f.metro for f in active])
+    metro = np.where(rng.random(nf) < 0.005, 9, metro)
+    married = np.array([f.married and f.sp >= 0 for f in active], dtype=float)
+    edu = np.where(age >= 16, np.minimum(educ, np.maximum(0, age - 5)), np.nan).astype(float)
+    deflate = cpi(2021) / cpi(wave - 1)
+    rows = {
+        "id": people["pid"][person], "year": np.full(n, wave), "fuid": fuid[fam], "rel": rel,
+        "sampstat": people["sampstat"][person], "lineage": people["lineage"][person],
+        "response": np.zeros(n), "panel_current": np.ones(n), "fw": weight[fam].round(2),
+        "demo_sex": people["sex"][person], "demo_age_gen": age.astype(float),
+        "demo_birth_year": people["birth"][person], "race_eth_maj_col": people["race"][person],
+        "geo_region": np.array([f.region for f in active])[fam], "geo_metro": metro[fam],
+        "edu_year": edu, "edu_year_max": edu, "edu_level_max": _edu_level(edu), "emp_work": now,
+        "home_stat": np.array([f.home for f in active])[fam], "fam_partnered": has_sp[fam] * 1.0,
+        "fam_married": (married[fam] if wave >= MARRIED_FROM else np.full(n, np.nan)),
+        "fam_size": size[fam], "fam_size_chi": kids[fam], "earn_tot_nd": earnings,
+        "earn_tot_ndf": np.where(np.isnan(earnings), np.nan, (rng.random(n) < 0.03) * 1.0),
+        "earn_tot_rd": np.where(np.isnan(earnings) | (earnings >= 9_999_999), np.nan,
+                                np.round(earnings * deflate, 2)),
+        "finc_tot_nd": finc[fam], "finc_tot_rd": np.round(finc * deflate, 2)[fam],
+        **_occupation_codes(rng, people["occ"][person], now == 1.0, wave),
+        **{k: v[fam] for k, v in wealth.items()},
+        "hlth_srh": np.where(age >= 16, rng.integers(1, 6, n), np.nan),
+    }
+    truth["displaced_rp"] = lost[rp_at]
+    truth["displaced_sp"] = np.where(has_sp, lost[np.maximum(sp_at, 0)], False)
+    return rows, truth, main
+
+
+
+
+def _labor(rng: np.random.Generator, people: _People, person: np.ndarray, fam: np.ndarray,
+           rel: np.ndarray, nf: int, wave: int, previous: int | None
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                      tuple[np.ndarray, np.ndarray]]:
+    """Labor in the year before the wave (the reference year of hours and earnings): worked,
+    displaced, hours, earnings, working now; and each family's reference person's and spouse's
+    row (-1: no spouse). Updates the persons' wage shock and last displacement."""
+    n = len(person)
+    age = wave - people["birth"][person]
     female = people["sex"][person] == 2
     educ = people["educ"][person]
-    # Labor in the year before the wave (the reference year of hours and earnings).
     p_work = (people["work_p"][person] * np.where(age < 20, 0.45, 1.0)
               * np.where(age >= 62, 0.35, 1.0)
               * np.where(female & (rel == 2) & (wave < 1985), 0.7, 1.0) * (age >= 16))
@@ -171,7 +220,14 @@ def _wave(world: _World, wave: int, previous: int | None,
     now = np.where(lost, rng.random(n) < 0.45, np.where(last, rng.random(n) < 0.94,
                                                         rng.random(n) < 0.12)).astype(float)
     now[age < 16] = np.nan
-    # Families: income, food, wealth.
+    return last, lost, hours, earnings, now, (rp_at, sp_at)
+
+
+def _income_and_food(rng: np.random.Generator, active: list[_Family], fam: np.ndarray,
+                     age: np.ndarray, earnings: np.ndarray, lost: np.ndarray, wave: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Each family's size, children, income (sets `income` on the family) and food spending."""
+    nf = len(active)
     adult = age >= 16
     size = np.bincount(fam, minlength=nf)
     kids = np.bincount(fam, weights=age < 18, minlength=nf)
@@ -197,38 +253,7 @@ def _wave(world: _World, wave: int, previous: int | None,
     annual = (600 + 350 * size) * price * np.exp(0.3 * rng.standard_normal(nf))
     food["stamps"] = np.where(rng.random(nf) < stamps_p * np.where(real < 30_000, 2, 0.5),
                               annual, 0.0)
-    wealth = _wealth(rng, active, wave)
-    fuid = rng.choice(np.arange(1, max(10_000, 3 * nf)), size=nf, replace=False)
-    truth, main = _main_values(rng, world, active, wave, person, fam, rel, rp_at, sp_at, hours,
-                               last, lost, now, food, fuid, varmap)
-    weight = np.array([f.weight for f in active]) * np.exp(0.05 * rng.standard_normal(nf))
-    metro = np.array([f.metro for f in active])
-    metro = np.where(rng.random(nf) < 0.005, 9, metro)
-    married = np.array([f.married and f.sp >= 0 for f in active], dtype=float)
-    edu = np.where(age >= 16, np.minimum(educ, np.maximum(0, age - 5)), np.nan).astype(float)
-    deflate = cpi(2021) / cpi(wave - 1)
-    rows = {
-        "id": people["pid"][person], "year": np.full(n, wave), "fuid": fuid[fam], "rel": rel,
-        "sampstat": people["sampstat"][person], "lineage": people["lineage"][person],
-        "response": np.zeros(n), "panel_current": np.ones(n), "fw": weight[fam].round(2),
-        "demo_sex": people["sex"][person], "demo_age_gen": age.astype(float),
-        "demo_birth_year": people["birth"][person], "race_eth_maj_col": people["race"][person],
-        "geo_region": np.array([f.region for f in active])[fam], "geo_metro": metro[fam],
-        "edu_year": edu, "edu_year_max": edu, "edu_level_max": _edu_level(edu), "emp_work": now,
-        "home_stat": np.array([f.home for f in active])[fam], "fam_partnered": has_sp[fam] * 1.0,
-        "fam_married": (married[fam] if wave >= MARRIED_FROM else np.full(n, np.nan)),
-        "fam_size": size[fam], "fam_size_chi": kids[fam], "earn_tot_nd": earnings,
-        "earn_tot_ndf": np.where(np.isnan(earnings), np.nan, (rng.random(n) < 0.03) * 1.0),
-        "earn_tot_rd": np.where(np.isnan(earnings) | (earnings >= 9_999_999), np.nan,
-                                np.round(earnings * deflate, 2)),
-        "finc_tot_nd": finc[fam], "finc_tot_rd": np.round(finc * deflate, 2)[fam],
-        **_occupation_codes(rng, people["occ"][person], now == 1.0, wave),
-        **{k: v[fam] for k, v in wealth.items()},
-        "hlth_srh": np.where(age >= 16, rng.integers(1, 6, n), np.nan),
-    }
-    truth["displaced_rp"] = lost[rp_at]
-    truth["displaced_sp"] = np.where(has_sp, lost[np.maximum(sp_at, 0)], False)
-    return rows, truth, main
+    return size, kids, finc, food
 
 
 def _wealth(rng: np.random.Generator, active: list[_Family], wave: int) -> dict[str, np.ndarray]:
