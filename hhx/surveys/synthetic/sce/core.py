@@ -319,6 +319,31 @@ def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int =
     # months unemployed (Q16) grow by one a month within a spell; job finding falls with them
     q16 = np.where(looking & not_working, (tenure + panel["person"].to_numpy() % 7) * 2, np.nan)
     raw["Q3"] = _probability(rng, panel["move_base"].to_numpy() - 3 * mood, 9)
+    _probability_items(rng, panel, raw, truth, mood, q16, employed, looking)
+    stats_columns = _inflation_densities(rng, panel, raw, truth, mood)
+    _work_and_household(rng, panel, raw, truth, age, mood, q16, looking)
+    raw.update(stats_columns)
+    raw["_STATE"] = panel["state"].to_numpy()
+    raw["_NUM_CAT"] = panel["numeracy"].to_numpy()
+    raw["_REGION_CAT"] = panel["region"].to_numpy()
+    raw["_EDU_CAT"] = panel["edu"].to_numpy()
+    frame = pd.DataFrame(raw)
+    truth["weight_core"] = frame["weight"].to_numpy().astype("float64")
+    truth["Q1__label"] = frame["Q1"].map(FINANCE_CHANGE).to_numpy()
+
+    files: dict[str, pd.DataFrame] = {}
+    for key, (lo, hi) in CORE_FILE_YEARS.items():  # each respondent-month in one workbook
+        files[key] = frame[(year >= lo) & (year <= hi)].reset_index(drop=True)
+    context = panel[["userid", "month_index", "work", "age0", "q43", "income", "q38"]].copy()
+    context["employed"], context["age"], context["looking"] = employed, age, looking
+    return files, truth.copy(), context
+
+
+def _probability_items(rng: np.random.Generator, panel: pd.DataFrame, raw: dict,
+                       truth: pd.DataFrame, mood: np.ndarray, q16: np.ndarray,
+                       employed: np.ndarray, looking: np.ndarray) -> None:
+    """The core probability questions (raw answers, their clean values and status; in place)."""
+    n = len(panel)
     items = {
         "Q4new": (panel["unemp_base"].to_numpy() - 6 * mood, np.ones(n, bool)),
         "Q5new": (panel["save_base"].to_numpy() + 3 * mood, np.ones(n, bool)),
@@ -341,6 +366,13 @@ def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int =
         raw[name], truth[f"{name}__clean"], truth[f"{name}__status"] = _inject(
             rng, value, asked, text=0.005 if name == "Q5new" else 0.0,
             bounded=name not in UNBOUNDED)
+
+
+def _inflation_densities(rng: np.random.Generator, panel: pd.DataFrame, raw: dict,
+                         truth: pd.DataFrame, mood: np.ndarray) -> dict:
+    """The inflation density questions: bins into `raw`, their truth; returns the NY Fed's
+    density statistics columns (written after the other answers)."""
+    n = len(panel)
     infl = panel["infl_base"].to_numpy() - 0.4 * mood
     spread = np.where(panel["numeracy"].to_numpy() == "Low", 2.6, 1.4)
     families = {
@@ -357,6 +389,21 @@ def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int =
         for name, values in bins_truth.items():
             truth[name] = values
         truth[f"{family}__task_status"] = status
+    return stats_columns
+
+
+def _work_and_household(rng: np.random.Generator, panel: pd.DataFrame, raw: dict,
+                        truth: pd.DataFrame, age: np.ndarray, mood: np.ndarray, q16: np.ndarray,
+                        looking: np.ndarray) -> None:
+    """Work status, job search, earnings outlook, demographics and household income (in
+    place)."""
+    n = len(panel)
+    mi = panel["month_index"].to_numpy()
+    tenure = panel["tenure"].to_numpy()
+    first_month = panel.groupby("person")["month_index"].transform("min").to_numpy()
+    work = panel["work"].to_numpy()
+    employed = np.isin(work, [1, 2])
+    not_working = ~employed
     for k in range(1, 6):
         raw[f"Q10_{k}"] = (work == k).astype(int)
     raw["Q10_2"] = np.where((work == 8) & (rng.random(n) < 0.3), 1, raw["Q10_2"])
@@ -385,18 +432,3 @@ def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int =
     raw["D3"] = np.where(rng.random(n) < 0.04, 1, 2)
     raw["D6"] = np.where(~entry & ~d6_missing, later, np.nan)
     truth["_HH_INC_DETAILED"] = np.where(entry, income, np.where(d6_missing, np.nan, later))
-    raw.update(stats_columns)
-    raw["_STATE"] = panel["state"].to_numpy()
-    raw["_NUM_CAT"] = panel["numeracy"].to_numpy()
-    raw["_REGION_CAT"] = panel["region"].to_numpy()
-    raw["_EDU_CAT"] = panel["edu"].to_numpy()
-    frame = pd.DataFrame(raw)
-    truth["weight_core"] = frame["weight"].to_numpy().astype("float64")
-    truth["Q1__label"] = frame["Q1"].map(FINANCE_CHANGE).to_numpy()
-
-    files: dict[str, pd.DataFrame] = {}
-    for key, (lo, hi) in CORE_FILE_YEARS.items():  # each respondent-month in one workbook
-        files[key] = frame[(year >= lo) & (year <= hi)].reset_index(drop=True)
-    context = panel[["userid", "month_index", "work", "age0", "q43", "income", "q38"]].copy()
-    context["employed"], context["age"], context["looking"] = employed, age, looking
-    return files, truth.copy(), context
