@@ -368,6 +368,17 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
     truth["l8_months_no_work__status"] = status
     truth["l8_months_no_work__clean"] = np.where(status == "valid", l8, np.nan)
     truth["weight_job_search"] = raw["survey_weight"]
+    _earnings_and_reservation(rng, rows, raw, employed, months, age)
+    _special_items(rng, raw, truth, employed, rows["looking"].to_numpy())
+    return pd.DataFrame(raw), truth.copy()
+
+
+def _earnings_and_reservation(rng: np.random.Generator, rows: pd.DataFrame, raw: dict,
+                              employed: np.ndarray, months: np.ndarray, age: np.ndarray
+                              ) -> None:
+    """Hours and pay of the current or last job, desired hours and reservation wage (in
+    place)."""
+    n = len(rows)
     hours = np.clip(np.round(rng.normal(38, 9, n)), 5, 80)
     hourly = np.round(rng.lognormal(3.1, 0.45, n), 2)
     pay_form = rng.choice(["hrly", "wkly", "ann"], size=n, p=[0.4, 0.2, 0.4])
@@ -391,6 +402,13 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
                + rng.normal(0, 2.5, n))
     raw["rw1a_desired_hours"] = np.clip(np.round(desired), 5, 80)
     raw["rw2h_reserv_wage"] = np.round(hourly * ratio, 2)
+
+
+def _special_items(rng: np.random.Generator, raw: dict, truth: pd.DataFrame,
+                   employed: np.ndarray, looking: np.ndarray) -> None:
+    """Job search items with documented special codes: raw answers, status and clean values
+    (in place)."""
+    n = len(employed)
     specials = {  # column -> (plausible values, special codes, share asked)
         "ec1a_cps_job_employer_type_rc": ((1, 6), (999999,), employed),
         "ec4b_cps_job_temp_duration": ((1, 24), (999992,), employed),
@@ -415,8 +433,8 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
         "jh2ds_semp_adv_notice_mos": ((0, 12), (999999,), None),
         "jh5bs_semp_usual_hrs": ((10, 70), (999999,), None),
         "jh9_cps_job_start_earn_hrly": ((10, 60), (999999,), employed),
-        "js25c_referral_occup": ((1, 23), (999999,), rows["looking"].to_numpy()),
-        "js28_accept_start_time": ((1, 8), (999997,), rows["looking"].to_numpy()),
+        "js25c_referral_occup": ((1, 23), (999999,), looking),
+        "js28_accept_start_time": ((1, 8), (999997,), looking),
         "rw3b_pct_incr_relocation": ((0, 50), (999998,), None),
         "rw4b_pct_incr_commute": ((0, 40), (999998,), None),
         "rw6b_pct_incr_hours": ((0, 40), (999998,), None),
@@ -438,7 +456,6 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
         st = np.where(special, pd.Series(code).map(_special_name(column)).to_numpy(), "valid")
         truth[f"{column}__status"] = np.where(asked, st, None)
         truth[f"{column}__clean"] = np.where(asked & ~special, values, np.nan)
-    return pd.DataFrame(raw), truth.copy()
 
 
 def _special_name(column: str) -> dict[float, str]:
