@@ -122,21 +122,8 @@ def _down_share(rng: np.random.Generator, liquid_usd: np.ndarray, income: np.nda
     return np.clip(share, 0.05, 0.6)
 
 
-def synthetic_fz_frame(
-    *, seed: int, n: int = DEFAULT_RESPONDENTS, unassigned: int | None = None
-) -> pd.DataFrame:
-    """The raw respondent table as written (NaN = Stata missing).
-
-    The answers carry the experiment's relationships: a budget set by income and the comparable
-    home's value; a higher rate lowers the price (about 15% from 4.5% to 6.5%); the flexible
-    down payment follows savings and income; the $100,000 raises price and down payment by a
-    respondent-specific share of it.
-    """
-    if n < 1:
-        raise ConfigError(f"synthetic FZ data: n must be >= 1, got {n}")
-    if unassigned is None:
-        unassigned = DEFAULT_UNASSIGNED if n == DEFAULT_RESPONDENTS else max(0, n // 100)
-    rng = np.random.default_rng(int(seed))
+def _respondents(rng: np.random.Generator, n: int, unassigned: int) -> pd.DataFrame:
+    """The respondents' ids, experiment version (NaN: not assigned) and survey answers."""
     f = pd.DataFrame({"userid": rng.choice(np.arange(70_001, 99_999), size=n, replace=False)})
     f["hypoversion"] = rng.choice([1.0, 2.0], size=n)
     f.loc[rng.choice(n, size=min(unassigned, n), replace=False), "hypoversion"] = np.nan
@@ -165,7 +152,58 @@ def synthetic_fz_frame(
     f["zip_good_inv"] = rng.integers(0, 2, n)
     f["sce_acs_weights"] = np.round(rng.lognormal(0, 0.4, n), 6)
     f["homevalue"] = np.round(rng.lognormal(12.4, 0.45, n), -3)
+    return f
 
+
+def _answers(rng: np.random.Generator, version: float, home: int, budget: float, share: float,
+             cash_to_price: float, cash_to_down: float) -> dict[str, float]:
+    """One respondent's four hypothetical prices, down payments, payments and answer times."""
+    initial, alternative = (4.5, 6.5) if version == 1 else (6.5, 4.5)
+    q1 = home * budget * RATE_PRICE[initial]
+    q2 = q1 * math.exp(rng.normal(0.02, 0.05))
+    q3 = q2 * RATE_PRICE[alternative] / RATE_PRICE[initial] * math.exp(rng.normal(0, 0.05))
+    q4 = q3 + CASH * cash_to_price
+    prices = {1: q1, 2: q2, 3: q3, 4: q4}
+    answers: dict[str, float] = {}
+    for k, rate in ((1, initial), (2, initial), (3, alternative), (4, alternative)):
+        price = max(int(round(prices[k], -3)), 10_000)
+        if k == 1:
+            down = price // 5  # prices are whole thousands, so exactly 20%
+        elif rng.random() < 0.015:  # breaks the 5% minimum: not a valid calculator input
+            down = int(price * 0.02)
+        else:
+            raw_down = price * share * math.exp(rng.normal(0, 0.05))
+            if k == 4:
+                raw_down = answers["hypo_d3"] + CASH * cash_to_down
+            down = int(round(raw_down, -2))
+            down = min(max(down, math.floor(0.05 * price + 0.5)), price)
+        payment, unrounded = exact_payment(price, down, home, rate)
+        while _near_half(unrounded):  # keep float and exact rounding on the same side
+            price += 1000
+            down = price // 5 if k == 1 else down
+            payment, unrounded = exact_payment(price, down, home, rate)
+        answers[f"hypo_q{k}"], answers[f"hypo_d{k}"] = price, down
+        answers[f"hypo_mpayment_q{k}"] = payment
+        answers[f"qtime_hypo_q{k}"] = round(float(rng.gamma(2.0, 20.0)), 3)  # seconds
+    return answers
+
+
+def synthetic_fz_frame(
+    *, seed: int, n: int = DEFAULT_RESPONDENTS, unassigned: int | None = None
+) -> pd.DataFrame:
+    """The raw respondent table as written (NaN = Stata missing).
+
+    The answers carry the experiment's relationships: a budget set by income and the comparable
+    home's value; a higher rate lowers the price (about 15% from 4.5% to 6.5%); the flexible
+    down payment follows savings and income; the $100,000 raises price and down payment by a
+    respondent-specific share of it.
+    """
+    if n < 1:
+        raise ConfigError(f"synthetic FZ data: n must be >= 1, got {n}")
+    if unassigned is None:
+        unassigned = DEFAULT_UNASSIGNED if n == DEFAULT_RESPONDENTS else max(0, n // 100)
+    rng = np.random.default_rng(int(seed))
+    f = _respondents(rng, n, unassigned)
     income = f["hh_income"].to_numpy("float64")
     liquid = np.where(f["q16_6"] == 1, 0.0, f["liquid_savings"] * 1000.0)
     budget = np.exp(0.07 * (income - 6) + rng.normal(0, 0.2, n))
@@ -178,35 +216,8 @@ def synthetic_fz_frame(
         if np.isnan(version):
             rows.append({})
             continue
-        initial, alternative = (4.5, 6.5) if version == 1 else (6.5, 4.5)
-        home = int(f.at[i, "homevalue"])
-        q1 = home * budget[i] * RATE_PRICE[initial]
-        q2 = q1 * math.exp(rng.normal(0.02, 0.05))
-        q3 = q2 * RATE_PRICE[alternative] / RATE_PRICE[initial] * math.exp(rng.normal(0, 0.05))
-        q4 = q3 + CASH * cash_to_price[i]
-        prices = {1: q1, 2: q2, 3: q3, 4: q4}
-        answers: dict[str, float] = {}
-        for k, rate in ((1, initial), (2, initial), (3, alternative), (4, alternative)):
-            price = max(int(round(prices[k], -3)), 10_000)
-            if k == 1:
-                down = price // 5  # prices are whole thousands, so exactly 20%
-            elif rng.random() < 0.015:  # breaks the 5% minimum: not a valid calculator input
-                down = int(price * 0.02)
-            else:
-                raw_down = price * share[i] * math.exp(rng.normal(0, 0.05))
-                if k == 4:
-                    raw_down = answers["hypo_d3"] + CASH * cash_to_down[i]
-                down = int(round(raw_down, -2))
-                down = min(max(down, math.floor(0.05 * price + 0.5)), price)
-            payment, unrounded = exact_payment(price, down, home, rate)
-            while _near_half(unrounded):  # keep float and exact rounding on the same side
-                price += 1000
-                down = price // 5 if k == 1 else down
-                payment, unrounded = exact_payment(price, down, home, rate)
-            answers[f"hypo_q{k}"], answers[f"hypo_d{k}"] = price, down
-            answers[f"hypo_mpayment_q{k}"] = payment
-            answers[f"qtime_hypo_q{k}"] = round(float(rng.gamma(2.0, 20.0)), 3)  # seconds
-        rows.append(answers)
+        rows.append(_answers(rng, version, int(f.at[i, "homevalue"]), budget[i], share[i],
+                             cash_to_price[i], cash_to_down[i]))
     experiment = pd.DataFrame(rows, index=f.index)
     for k in range(1, 5):
         for column in (f"hypo_q{k}", f"hypo_d{k}", f"hypo_mpayment_q{k}", f"qtime_hypo_q{k}"):
