@@ -18,10 +18,10 @@ count), the description-citation page naming the study and a documentation file 
 written fields. Other layout details are not taken from the real archives.
 
 Layout. Members `diaryYY/{fmld,memd,expd,dtbd,dtid}YYQ.csv` (Q = 1-4), comma-separated, CRLF line
-ends, no quoting, every column of the real 2020 files in their order (headers below are copied
-from the real `fmld202.csv`, `memd202.csv`, `expd202.csv`, `dtbd202.csv`, `dtid202.csv`), value
-formats as there (NEWID 8 digits, STRTMNTH `04`, COST `4.89000`, flag columns `D` / `A` / `B`).
-Columns the demo does not model are left blank. For years before 2012 the variables that the
+ends, no quoting, every column of the real 2020 files in their order (the headers in diary_tables
+are copied from the real `fmld202.csv`, `memd202.csv`, `expd202.csv`, `dtbd202.csv`,
+`dtid202.csv`), value formats as there (NEWID 8 digits, STRTMNTH `04`, COST `4.89000`, flag
+columns `D` / `A` / `B`). Columns the demo does not model are left blank. For years before 2012 the variables that the
 reader uses and that the CE data dictionary dates differently are switched to their year
 (EXPD QREDATE instead of EXPNSQDY/EXPNWKDY/EXPNMO/EXPNYR, FMLD STRTDAY, INCLASS, RESPSTAT,
 PICK_UP/PICKCODE, FINCBEFM/FSS_RRXM from 2004, MEMD ANYSSINC/ANYRAIL to 2012); their position in
@@ -43,150 +43,24 @@ import numpy as np
 from hhx.errors import ConfigError
 from hhx.io import atomic_path
 from hhx.surveys.synthetic import generator_label, write_sidecar
+from hhx.surveys.synthetic.cex.diary_tables import (
+    DTBD_2020_COLUMNS,
+    DTID_2020_COLUMNS,
+    EMPTY_WEEK_SHARE,
+    EXPD_2020_COLUMNS,
+    FMLD_2020_COLUMNS,
+    MEMD_2020_COLUMNS,
+    PURCHASES_PER_DAY,
+    UCCS,
+    UNDATED_SHARE_IN_WEEK,
+    UNDATED_WEEK_SHARE,
+)
 
 FIRST_BLS_YEAR = 1990  # BLS publishes Diary CSV packages from 1990 (earlier years: ICPSR)
 
-# ---------------------------------------------------------------------------------------------
-# Real 2020 headers (copied from the BLS files; see the module notes)
-
-FMLD_2020_COLUMNS: list[str] = (
-    "INC_RNKM,INC_RNK5,INC_RNK4,INC_RNK3,INC_RNK2,INC_RNK1,INC_RANK,NEWID,AGE_REF,AGE_REF_,"
-    "AGE2,AGE2_,BLS_URBN,CUTENURE,CUTE_URE,DESCRIP,DESCRIP_,EARNCOMP,EARN_OMP,EDUC_REF,"
-    "EDUC0REF,EDUCA2,EDUCA2_,EMPLTYP1,EMPL_YP1,EMPLTYP2,EMPL_YP2,FAM_SIZE,FAM__IZE,"
-    "FAM_TYPE,FAM__YPE,FGVX,FGVX_,FINCBEFX,FINC_EFX,FINLWT21,FIRAX,FIRAX_,FJSSDEDX,"
-    "FJSS_EDX,FPVTX,FPVTX_,FREEMLX,FREEMLX_,FRRX,FRRX_,FS_MTHI,FS_MTHI_,FSS_RRX,FSS_RRX_,"
-    "FSUPPX,FSUPPX_,FWAGEX,FWAGEX_,HRSPRWK1,HRSP_WK1,HRSPRWK2,HRSP_WK2,JFS_AMT,JFS_AMT_,"
-    "JGRCFDMV,JGRC_DMV,JGRCFDWK,JGRC_DWK,JGROCYMV,JGRO_YMV,JGROCYWK,JGRO_YWK,LUMPX,LUMPX_,"
-    "MARITAL1,MARI_AL1,NO_EARNR,NO_E_RNR,OCCEXPNX,OCCE_PNX,OCCULIS2,OCCU_IS2,OTHINX,"
-    "OTHINX_,OTHRECX,OTHRECX_,PERSLT18,PERS_T18,PERSOT64,PERS_T64,OCCULIS1,OCCU_IS1,"
-    "POPSIZE,RACE2,RACE2_,REC_FS,REC_FS_,REF_RACE,REF__ACE,REGION,SEX_REF,SEX_REF_,SEX2,"
-    "SEX2_,SMSASTAT,STRTMNTH,STRTYEAR,TYPOWND,TYPOWND_,VEHQ,VEHQ_,WEEKI,WEEKI_,WEEKN,"
-    "WELFRX,WELFRX_,WHYNWRK1,WHYN_RK1,WHYNWRK2,WHYN_RK2,WK_WRKD1,WK_W_KD1,WK_WRKD2,"
-    "WK_W_KD2,WTREP01,WTREP02,WTREP03,WTREP04,WTREP05,WTREP06,WTREP07,WTREP08,WTREP09,"
-    "WTREP10,WTREP11,WTREP12,WTREP13,WTREP14,WTREP15,WTREP16,WTREP17,WTREP18,WTREP19,"
-    "WTREP20,WTREP21,WTREP22,WTREP23,WTREP24,WTREP25,WTREP26,WTREP27,WTREP28,WTREP29,"
-    "WTREP30,WTREP31,WTREP32,WTREP33,WTREP34,WTREP35,WTREP36,WTREP37,WTREP38,WTREP39,"
-    "WTREP40,WTREP41,WTREP42,WTREP43,WTREP44,FOODTOT,FOODHOME,CEREAL,BAKEPROD,BEEF,PORK,"
-    "OTHMEAT,POULTRY,SEAFOOD,EGGS,MILKPROD,OTHDAIRY,FRSHFRUT,FRSHVEG,PROCFRUT,PROCVEG,"
-    "SWEETS,NONALBEV,OILS,MISCFOOD,FOODAWAY,ALCBEV,SMOKSUPP,PET_FOOD,PERSPROD,PERSSERV,"
-    "DRUGSUPP,HOUSKEEP,HH_CU_Q,HH_CU_Q_,HHID,HHID_,CHILDAGE,CHIL_AGE,STATE,INC__ANK,CUID,"
-    "HORREF1,HORREF1_,HORREF2,HORREF2_,FGVXM,FGVXM_,FINCBEFM,FINC_EFM,FINCBEF1,FINCBEF2,"
-    "FINCBEF3,FINCBEF4,FINCBEF5,FINCBEFI,FJSSDEDM,FJSS_EDM,FJSSDED1,FJSSDED2,FJSSDED3,"
-    "FJSSDED4,FJSSDED5,FPVTXM,FPVTXM_,FRRXM,FRRXM_,FS_AMTXM,FS_A_TXM,FS_AMTX1,FS_AMTX2,"
-    "FS_AMTX3,FS_AMTX4,FS_AMTX5,FS_AMTXI,FSS_RRXM,FSS__RXM,FSS_RRX1,FSS_RRX2,FSS_RRX3,"
-    "FSS_RRX4,FSS_RRX5,FSS_RRXI,FSUPPXM,FSUPPXM_,FSUPPX1,FSUPPX2,FSUPPX3,FSUPPX4,FSUPPX5,"
-    "FSUPPXI,FWAGEXM,FWAGEXM_,FWAGEX1,FWAGEX2,FWAGEX3,FWAGEX4,FWAGEX5,FWAGEXI,INC__NKM,"
-    "JFS_AMTM,JFS__MTM,JFS_AMT1,JFS_AMT2,JFS_AMT3,JFS_AMT4,JFS_AMT5,OTHINXM,OTHINXM_,"
-    "OTHINX1,OTHINX2,OTHINX3,OTHINX4,OTHINX5,OTHINXI,WELFRXM,WELFRXM_,WELFRX1,WELFRX2,"
-    "WELFRX3,WELFRX4,WELFRX5,WELFRXI,PICKCODE,LUMPB,LUMPB_,LUMPBX,LUMPBX_,OTHINB,OTHINB_,"
-    "OTHINBX,OTHINBX_,WELFRB,WELFRB_,WELFRBX,WELFRBX_,PSU,HIGH_EDU,FSMPFRMX,FSMP_RMX,"
-    "FSMPFRX1,FSMPFRX2,FSMPFRX3,FSMPFRX4,FSMPFRX5,FSMPFRXI,FSMPFRXM,INTRDVB,INTRDVB_,"
-    "INTRDVBX,INTR_VBX,INTRDVX,INTRDVX_,INTRDVX1,INTRDVX2,INTRDVX3,INTRDVX4,INTRDVX5,"
-    "INTRDVXI,INTRDVXM,NETRENTB,NETR_NTB,NETRENTX,NETR_NTX,NETRNTBX,NETR_TBX,NETRENT1,"
-    "NETRENT2,NETRENT3,NETRENT4,NETRENT5,NETRENTI,NETRENTM,OTHREGB,OTHREGB_,OTHREGBX,"
-    "OTHR_GBX,OTHREGX,OTHREGX_,OTHREGX1,OTHREGX2,OTHREGX3,OTHREGX4,OTHREGX5,OTHREGXI,"
-    "OTHREGXM,RETSRVBX,RETS_VBX,RETSURVB,RETS_RVB,RETSURVX,RETS_RVX,RETSURV1,RETSURV2,"
-    "RETSURV3,RETSURV4,RETSURV5,RETSURVI,RETSURVM,ROYESTB,ROYESTB_,ROYESTBX,ROYE_TBX,"
-    "ROYESTX,ROYESTX_,ROYESTX1,ROYESTX2,ROYESTX3,ROYESTX4,ROYESTX5,ROYESTXI,ROYESTXM,"
-    "FSMP_RXM,INTR_VXM,NETR_NTM,OTHR_GXM,RETS_RVM,ROYE_TXM,DIVISION,REFGEN,HISP_REF,HISP2"
-).split(",")
-MEMD_2020_COLUMNS: list[str] = (
-    "OCCULIST,HRSPERWK,WKS_WRKD,EMPLTYPE,MARITAL,HISPANIC,WHYNOWRK,MEMBRACE,SEX,HRSP_RWK,"
-    "WKS__RKD,EMPL_YPE,HISP_NIC,WHYN_WRK,OCCU_IST,NEWID,AGE,AGE_,ANGVX,ANGVX_,ANPVTX,"
-    "ANPVTX_,ANRRX,ANRRX_,CU_CODE1,EDUCA,EDUCA_,GROSPAYX,GROS_AYX,GVX,GVX_,IRAX,IRAX_,"
-    "JSSDEDX,JSSDEDX_,MEMBNO,PVTX,PVTX_,RRX,RRX_,SCHLNCHQ,SCHL_CHQ,SCHLNCHX,SCHL_CHX,"
-    "SLFEMPSS,SLFE_PSS,SS_RRX,SS_RRX_,SUPPX,SUPPX_,US_SUPP,US_SUPP_,WAGEX,WAGEX_,SS_RRQ,"
-    "SS_RRQ_,SOCRRX,SOCRRX_,ARM_FORC,ARM__ORC,IN_COLL,IN_COLL_,MEDICARE,MEDI_ARE,PAYPERD,"
-    "PAYPERD_,HORIGIN,RC_WHITE,RC_W_ITE,RC_BLACK,RC_B_ACK,RC_NATAM,RC_N_TAM,RC_ASIAN,"
-    "RC_A_IAN,RC_PACIL,RC_P_CIL,RC_OTHER,RC_O_HER,RC_DK,RC_DK_,ANGVXM,ANGVXM_,ANPVTXM,"
-    "ANPVTXM_,ANRRXM,ANRRXM_,JSSDEDXM,JSSD_DXM,JSSDEDX1,JSSDEDX2,JSSDEDX3,JSSDEDX4,"
-    "JSSDEDX5,SLFEMPSM,SLFE_PSM,SLFEMPS1,SLFEMPS2,SLFEMPS3,SLFEMPS4,SLFEMPS5,SOCRRXM,"
-    "SOCRRXM_,SOCRRX1,SOCRRX2,SOCRRX3,SOCRRX4,SOCRRX5,SS_RRXM,SS_RRXM_,SS_RRX1,SS_RRX2,"
-    "SS_RRX3,SS_RRX4,SS_RRX5,SS_RRXI,SUPPXM,SUPPXM_,SUPPX1,SUPPX2,SUPPX3,SUPPX4,SUPPX5,"
-    "SUPPXI,WAGEXM,WAGEXM_,WAGEX1,WAGEX2,WAGEX3,WAGEX4,WAGEX5,WAGEXI,SS_RRB,SS_RRB_,"
-    "SS_RRBX,SS_RRBX_,SUPPB,SUPPB_,SUPPBX,SUPPBX_,WAGEB,WAGEB_,WAGEBX,WAGEBX_,ASIAN,ASIAN_,"
-    "OCCUEARN,PAYSTUB,PAYSTUB_,SEMPFRM,SEMPFRM_,SEMPFRMX,SEMP_RMX,SMPFRMB,SMPFRMB_,"
-    "SMPFRMBX,SMPF_MBX,SEMPFRM1,SEMPFRM2,SEMPFRM3,SEMPFRM4,SEMPFRM5,SEMPFRMI,SEMPFRMM,"
-    "SEMP_RMM,SOCSRRET,SOCS_RET,WKSTATUS,VETERAN,VETERAN_"
-).split(",")
-EXPD_2020_COLUMNS: list[str] = (
-    "NEWID,ALLOC,COST,GIFT,PUB_FLAG,UCC,EXPNSQDY,EXPN_QDY,EXPNWKDY,EXPN_KDY,EXPNMO,EXPNMO_,"
-    "EXPNYR,EXPNYR_"
-).split(",")
-DTBD_2020_COLUMNS: list[str] = ("NEWID,UCC,AMOUNT,AMOUNT_,PUB_FLAG").split(",")
-DTID_2020_COLUMNS: list[str] = ("NEWID,UCC,AMOUNT,IMPNUM,PUB_FLAG,AMOUNT_").split(",")
-
-# UCC, category (for the FMLD weekly summaries), relative frequency and median price in 2020
-# dollars (both from the real 2020 Q2-Q3 files), first and last year the code is published.
-_UCCS: list[tuple[str, str, int, float, int, int]] = [
-    ("120410", "home", 5919, 1.99, 1990, 9999),  # other fresh vegetables
-    ("110410", "home", 4118, 2.99, 1990, 9999),  # other fresh fruits
-    ("180310", "home", 3086, 2.99, 1990, 9999),  # potato chips and other snacks
-    ("180710", "home", 3023, 3.58, 1990, 9999),  # miscellaneous prepared foods
-    ("100210", "home", 2995, 3.25, 1990, 9999),  # cheese
-    ("090110", "home", 2514, 3.00, 1990, 9999),  # fresh milk
-    ("020210", "home", 2148, 2.82, 1990, 9999),
-    ("180510", "home", 1924, 3.00, 1990, 9999),  # sauces and gravies
-    ("110210", "home", 1888, 2.46, 1990, 9999),
-    ("150110", "home", 1860, 3.19, 1990, 9999),
-    ("170210", "home", 1844, 3.62, 1990, 9999),  # other carbonated drinks
-    ("180410", "home", 1743, 3.18, 1990, 9999),  # salt, spices, other seasonings
-    ("020110", "home", 1677, 2.68, 1990, 9999),
-    ("020310", "home", 1555, 3.62, 1990, 9999),
-    ("010210", "home", 1514, 3.89, 1990, 9999),
-    ("080110", "home", 1490, 3.60, 1990, 9999),
-    ("170110", "home", 1382, 3.88, 1990, 9999),  # cola
-    ("100510", "home", 1360, 3.95, 1990, 9999),
-    ("060210", "home", 1358, 5.05, 1990, 9999),  # chicken parts
-    ("180220", "home", 1321, 4.68, 1990, 9999),  # frozen foods other than meals
-    ("120310", "home", 1281, 4.06, 1990, 9999),
-    ("180110", "home", 1269, 3.55, 1990, 9999),  # canned and packaged soups
-    ("050310", "home", 1134, 4.92, 1990, 9999),  # other lunchmeats
-    ("030110", "home", 1037, 6.77, 1990, 9999),  # ground beef
-    ("170310", "home", 833, 5.25, 1990, 9999),  # roasted coffee
-    ("190110", "away", 2179, 10.60, 1990, 1997),  # lunch (old)
-    ("190210", "away", 2849, 25.00, 1990, 1997),  # dinner (old)
-    ("190310", "away", 1463, 5.40, 1990, 1997),  # snacks and nonalcoholic beverages (old)
-    ("190320", "away", 1093, 6.92, 1990, 1997),  # breakfast and brunch (old)
-    ("190111", "away", 2179, 10.60, 1998, 2021),  # lunch at fast food
-    ("190211", "away", 1790, 19.05, 1998, 2021),  # dinner at fast food
-    ("190212", "away", 1059, 38.95, 1998, 2021),  # dinner at full service restaurants
-    ("190311", "away", 1463, 5.40, 1998, 2021),  # snacks at fast food
-    ("190321", "away", 1093, 6.92, 1998, 2021),  # breakfast at fast food
-    ("190400", "away", 4700, 9.00, 2022, 9999),  # food at fast food
-    ("190500", "away", 1800, 30.00, 2022, 9999),  # food at full service restaurants
-    ("200110", "alcohol", 400, 9.99, 1990, 1991),  # beer and ale at home
-    ("200111", "alcohol", 400, 9.99, 1992, 2021),  # beer and ale for home use
-    ("200310", "alcohol", 300, 11.99, 1990, 9999),  # wine at home
-    ("200510", "alcohol", 150, 6.00, 1990, 1997),  # beer and ale away (old)
-    ("200512", "alcohol", 150, 7.00, 1998, 2021),  # beer and ale at full service restaurants
-    ("470111", "other", 2889, 27.44, 1990, 9999),  # gasoline
-    ("330510", "other", 1496, 5.65, 1990, 9999),  # miscellaneous household products
-    ("640310", "other", 1115, 7.12, 1990, 9999),  # cosmetics, perfume, bath preparations
-    ("330310", "other", 936, 7.41, 1990, 9999),  # toilet tissue, paper towels, napkins
-    ("540000", "other", 843, 13.63, 1990, 9999),  # prescription drugs
-    ("610310", "other", 824, 11.15, 1990, 9999),  # pet food
-    ("270000", "other", 801, 87.23, 1990, 9999),  # telephone service
-    ("550210", "other", 713, 8.65, 1990, 9999),  # nonprescription drugs
-    ("330610", "other", 712, 11.51, 1990, 9999),  # lawn and garden supplies
-    ("260110", "other", 666, 116.76, 1990, 9999),  # electricity
-    ("004000", "other", 479, 50.00, 1990, 9999),  # contributions
-    ("500110", "other", 327, 162.50, 1990, 9999),
-    ("580000", "other", 266, 87.04, 1990, 9999),
-    ("009000", "other", 241, 1341.00, 1990, 9999),  # mortgage payment
-    ("210110", "other", 220, 897.35, 1990, 9999),  # rent
-    ("230110", "other", 217, 138.77, 1990, 9999),
-]
-PURCHASES_PER_DAY = 4.4  # real 2020 Q2-Q3: 137,388 EXPD records / (4,495 weeks x 7 days)
-# Real 2020: 2,244 of 137,388 EXPD records have no purchase day, concentrated in a few weeks.
-UNDATED_WEEK_SHARE = 0.05
-UNDATED_SHARE_IN_WEEK = 0.3
-EMPTY_WEEK_SHARE = 0.03  # real 2020: 130 of 4,495 weeks without any EXPD record
-
-
 def ucc_table(year: int) -> list[tuple[str, str, int, float]]:
     """The UCCs the generator uses in `year`: (ucc, category, weight, median 2020 price)."""
-    return [(u, c, w, m) for u, c, w, m, first, last in _UCCS if first <= year <= last]
+    return [(u, c, w, m) for u, c, w, m, first, last in UCCS if first <= year <= last]
 
 
 def fmld_columns(year: int) -> list[str]:
