@@ -6,7 +6,8 @@ The map (default: MOVES.txt at the repository root) holds one move a line: a dot
 their .py, .yaml, .md, .toml, .txt, .cfg and .ini files) it rewrites
 
 - `from pkg import old_module [as name]` -> `from new.parent import leaf as name` (the local name
-  is kept, so the code below the import is unchanged);
+  is kept, so the code below the import is unchanged; comments inside an import list that is
+  split this way are dropped);
 - every dotted name that starts with an old module (imports, `_target_`/`builder` strings,
   `mock.patch` targets, logger names, docstrings): `hhx.surveys.psid.shelf.build` ->
   `hhx.surveys.psid.shelf.build`;
