@@ -48,11 +48,11 @@ TASKS = ["cons_cex_total", "cons_cex_categories", "cons_cex_rebate01", "cons_cex
 
 
 def generate(work: Path, fraction: float) -> dict:
-    from hhx.surveys.synthetic.cex_diary import write_synthetic_cex_diary
-    from hhx.surveys.synthetic.cex_interview import write_synthetic_cex_interview
-    from hhx.surveys.synthetic.cpi import write_synthetic_cpi
-    from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-    from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+    from hhx.surveys.synthetic.cex.diary import write_synthetic_cex_diary
+    from hhx.surveys.synthetic.cex.interview import write_synthetic_cex_interview
+    from hhx.surveys.synthetic.macro.cpi import write_synthetic_cpi
+    from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
+    from hhx.surveys.synthetic.macro.release_dates import write_synthetic_release_dates
 
     stamp = work / "generated.json"
     if stamp.is_file():
@@ -102,7 +102,8 @@ def phase(name: str, work: Path) -> dict:
 
         return {"seconds": 0.0, "rows": 1}
     if name in ("interview_survey", "diary_survey"):
-        from hhx.surveys import cex_diary, cex_interview
+        from hhx.surveys.cex import diary as cex_diary
+        from hhx.surveys.cex import interview as cex_interview
 
         module = cex_interview if name == "interview_survey" else cex_diary
         survey = _surveys(work)[name.split("_")[0]]
@@ -110,8 +111,8 @@ def phase(name: str, work: Path) -> dict:
         report = module.build(survey, work / "raw", out)
         output = "cex_interview" if name == "interview_survey" else "cex_diary_daily"
         return {"seconds": time.perf_counter() - t0, "rows": report.rows[output]}
-    from hhx.surveys.cpi import read_cpi_groups
-    from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
+    from hhx.surveys.macro.cpi import read_cpi_groups
+    from hhx.surveys.macro.fred_qd import build_macro_context, read_fred_qd
     from hhx.tasks.build import build_task
     from hhx.tasks.context import BuildContext
     from hhx.tasks.registry import load_task

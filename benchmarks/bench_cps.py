@@ -55,7 +55,7 @@ def phase(name: str, work: Path) -> dict:
     out = work / "out"
     if name == "build":
         from hhx.config import SurveyConfig
-        from hhx.surveys.ipums_cps import build
+        from hhx.surveys.cps.ipums import build
 
         t0 = time.perf_counter()
         report = build(SurveyConfig(name="cps", raw={"cps_basic": raw.name}), work, out)
@@ -64,8 +64,8 @@ def phase(name: str, work: Path) -> dict:
 
     rows = pq.read_metadata(out / "cps_basic.parquet").num_rows
     if name in TASKS:
-        from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
-        from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+        from hhx.surveys.macro.fred_qd import build_macro_context, read_fred_qd
+        from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
         from hhx.tasks.build import build_task
         from hhx.tasks.context import BuildContext
         from hhx.tasks.registry import load_task
@@ -98,9 +98,9 @@ def phase(name: str, work: Path) -> dict:
 
 def prepare(work: Path, rows: int) -> float:
     """The synthetic extract and UI-policy intermediate in `work`; returns generation seconds."""
-    from hhx.surveys.cps_ui_policy import read_ui_policy
-    from hhx.surveys.synthetic.cps import write_synthetic_cps
-    from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
+    from hhx.surveys.cps.ui_policy import read_ui_policy
+    from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
+    from hhx.surveys.synthetic.cps.ui_policy import write_synthetic_ui_policy
 
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

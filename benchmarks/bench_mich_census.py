@@ -67,12 +67,13 @@ def phase(name: str, work: Path, rows: int, fraction: float) -> dict:
 
         from hhx.tasks.build import build_task  # noqa: F401
     elif name == "prepare":  # inputs of every phase (untimed): raw files, macro context, panel
-        from hhx.surveys import bea_sainc, bls_laus, fhfa_hpi, fred_qd, state_macro_panel
-        from hhx.surveys.synthetic.census import write_synthetic_census
-        from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-        from hhx.surveys.synthetic.mich import write_synthetic_mich
-        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
-        from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
+        from hhx.surveys.macro import bea_sainc, bls_laus, fhfa_hpi, fred_qd
+        from hhx.surveys.macro import state_panel as state_macro_panel
+        from hhx.surveys.synthetic.census.decennial import write_synthetic_census
+        from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
+        from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.synthetic.macro.state_macro import write_synthetic_state_macro
+        from hhx.surveys.synthetic.mich.consumers import write_synthetic_mich
 
         months = 12 * (2026 - 1978) + 2
         write_synthetic_mich(raw / "mich.csv", seed=1, start="1978-01", end="2026-02",
@@ -93,13 +94,13 @@ def phase(name: str, work: Path, rows: int, fraction: float) -> dict:
         state_macro_panel.build(_survey("state_macro_panel", {"fred_qd": str(raw / "qd.csv")}),
                                 raw, inter)
     elif name == "mich_build":
-        from hhx.surveys import mich
+        from hhx.surveys.mich import consumers as mich
 
         n = mich.build(_survey("mich", {"mich": "mich.csv",
                                         "release_dates": "release_mich.csv"}), raw, inter
                        ).rows["mich"]
     elif name == "census_build":
-        from hhx.surveys import census
+        from hhx.surveys.census import decennial as census
 
         chunk_rows = max(1000, round(REAL_CHUNK_ROWS * fraction))
         n = census.build(_survey("census", {"census": "census.gz",

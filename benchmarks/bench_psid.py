@@ -49,10 +49,10 @@ def phase(name: str, work: Path, families: int) -> dict:
     t0 = time.perf_counter()
     n = 0
     if name == "prepare":  # inputs (untimed): both archives, the crosswalk, the macro context
-        from hhx.surveys import fred_qd
-        from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-        from hhx.surveys.synthetic.psid import write_synthetic_psid
-        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.macro import fred_qd
+        from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
+        from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.synthetic.psid.shelf import write_synthetic_psid
 
         write_synthetic_psid(raw / "long.zip", raw / "main.zip", seed=1, n_families=families)
         write_synthetic_crosswalk(raw / "release_psid.csv", "psid", seed=1)
@@ -62,7 +62,7 @@ def phase(name: str, work: Path, families: int) -> dict:
             inter / "householdbench_macro_context.parquet")
     elif name == "psid_build":
         from hhx.config import SurveyConfig
-        from hhx.surveys import psid
+        from hhx.surveys.psid import shelf as psid
 
         survey = SurveyConfig(name="psid", raw={"shelf_long": "long.zip",
                                                 "main_study": "main.zip",

@@ -68,7 +68,7 @@ def phase(name: str, work: Path, per_month: int) -> dict:
         return {"seconds": time.perf_counter() - t0,
                 "rows": pq.read_metadata(work / "inter" / "sce_core.parquet").num_rows}
     if name == "survey":
-        from hhx.surveys.sce import build
+        from hhx.surveys.sce.microdata import build
 
         survey = load_survey("sce")
         t0 = time.perf_counter()

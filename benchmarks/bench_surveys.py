@@ -48,7 +48,7 @@ def phase(name: str, path: Path, out: Path) -> dict:
 
     t0 = time.perf_counter()
     if name == "cps_build":
-        from hhx.surveys.ipums_cps import build
+        from hhx.surveys.cps.ipums import build
 
         report = build(SurveyConfig(name="cps", raw={"cps_basic": path.name}), path.parent, out)
         rows = report.rows["cps_basic"]
@@ -58,8 +58,8 @@ def phase(name: str, path: Path, out: Path) -> dict:
             for chunk in reader:
                 rows += len(chunk)
     elif name == "census_build":
-        from hhx.surveys.census import build
-        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.census.decennial import build
+        from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
 
         write_synthetic_crosswalk(path.parent / "release_census.csv", "census", seed=1)
         report = build(SurveyConfig(name="census", raw={"census": path.name,
@@ -95,7 +95,7 @@ def run_phase(name: str, path: Path, out: Path) -> dict:
 
 
 def write_cps(path: Path, rows: int) -> Path:
-    from hhx.surveys.synthetic.cps import write_synthetic_cps
+    from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 
     households = max(1, round(rows / CPS_ROWS_PER_HOUSEHOLD))
     return write_synthetic_cps(path, seed=1, n_households=households, start="2015-01",
@@ -110,7 +110,7 @@ def write_census(path: Path, rows: int) -> Path:
     import pandas as pd
 
     from hhx.surveys.synthetic import write_sidecar
-    from hhx.surveys.synthetic.census import census_chunks, write_census_gz
+    from hhx.surveys.synthetic.census.decennial import census_chunks, write_census_gz
 
     rng = np.random.default_rng(2)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from hhx.surveys.fred_qd import CATEGORY_CPI_MACRO_COLUMNS, CORE_MACRO_COLUMNS
-from hhx.surveys.synthetic import cex_diary as dsynth
-from hhx.surveys.synthetic import cex_interview as isynth
+from hhx.surveys.macro.fred_qd import CATEGORY_CPI_MACRO_COLUMNS, CORE_MACRO_COLUMNS
+from hhx.surveys.synthetic.cex import diary as dsynth
+from hhx.surveys.synthetic.cex import interview as isynth
 
 CATEGORY_SOURCES = {  # cons_X <- FMLI summary base
     "cons_food": "FOOD", "cons_alcohol": "ALCBEV", "cons_housing": "HOUS",

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
-from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, build
-from hhx.surveys.synthetic.cps import DWS_COLUMNS
+from hhx.surveys.cps.ipums import EXTRACT_COLUMNS, build
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.synthetic.cps.ipums import DWS_COLUMNS
 
 _NIU_99 = [
     "UCAPLAST", "UCNOMAIN", "UCNORECLAST", "UCNORECWK", "UCRECLAST", "UCRECWK", "UCUNION",

@@ -1,5 +1,5 @@
 """Hand-built PSID worlds for the PSID task tests: a few persons and their waves, written as the
-two release archives (the synthetic generator's writer), built by hhx.surveys.psid with a
+two release archives (the synthetic generator's writer), built by hhx.surveys.psid.shelf with a
 release-date crosswalk, and a macro context whose values are simple functions of the quarter."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 
 from hhx.config import SurveyConfig
-from hhx.surveys import psid
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, KEY_COLUMNS, PSID_ASSET_MACRO_COLUMNS
-from hhx.surveys.psid_main_study import DEFAULT_VARIABLE_MAP, EXPECTED_WAVES, read_variable_map
-from hhx.surveys.synthetic import psid as synth
-from hhx.surveys.synthetic.release_dates import synthetic_psid_crosswalk, write_crosswalk
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, KEY_COLUMNS, PSID_ASSET_MACRO_COLUMNS
+from hhx.surveys.psid import shelf as psid
+from hhx.surveys.psid.main_study import DEFAULT_VARIABLE_MAP, EXPECTED_WAVES, read_variable_map
+from hhx.surveys.synthetic.macro.release_dates import synthetic_psid_crosswalk, write_crosswalk
+from hhx.surveys.synthetic.psid import shelf as synth
 from hhx.tasks.context import BuildContext
 from hhx.tasks.registry import load_task
 

@@ -19,13 +19,13 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import census
-from hhx.surveys.synthetic.census import (
+from hhx.surveys.census import decennial as census
+from hhx.surveys.synthetic.census.decennial import (
     VALUE_LABELS,
     synthetic_census_frame,
     write_census_gz,
 )
-from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
 
 SEED = 11
 # NA codes the reference's rules give the generator's variables: its missing-codes table
@@ -251,7 +251,7 @@ def test_generator_codebook_agrees_with_a_real_ipums_usa_ddi():
 def test_generator_writes_large_extracts_piece_by_piece(tmp_path, monkeypatch):
     """The generator writes pieces into one Stata file (bounded memory at any size); the
     result reads back exactly as the whole frame written by pandas in one go."""
-    from hhx.surveys.synthetic import census as gen
+    from hhx.surveys.synthetic.census import decennial as gen
 
     monkeypatch.setattr(gen, "CHUNK_HOUSEHOLDS", 40)  # 150 households -> 4 pieces per sample
     pieces = list(gen.census_chunks(seed=SEED, n_households=150))
@@ -275,7 +275,7 @@ def test_generator_writes_large_extracts_piece_by_piece(tmp_path, monkeypatch):
 def test_fixed_width_ddi_form_builds_the_same_table(built, tmp_path):
     """IPUMS's other delivery, `.dat.gz` + DDI `.xml`, of the same synthetic extract builds
     exactly the table the Stata form builds (labels from the DDI categories)."""
-    from hhx.surveys.synthetic.census import write_synthetic_census_ddi
+    from hhx.surveys.synthetic.census.decennial import write_synthetic_census_ddi
 
     data, ddi = write_synthetic_census_ddi(tmp_path / "raw" / "census.dat.gz", seed=SEED,
                                            n_households=150)
@@ -296,7 +296,7 @@ def test_real_ipums_usa_fixed_width_extract_is_read_through_its_ddi(tmp_path):
     """The real IPUMS USA extract of the ipumspy sdist (usa_00172: 2012 ACS, 10 variables,
     33,057 persons) opens through the DDI path: its categories become value labels, and the
     build stops at the first of the 64 kept variables the extract lacks, naming it."""
-    from hhx.surveys.ipums_cps import read_ddi_codebook
+    from hhx.surveys.cps.ipums import read_ddi_codebook
 
     folder = Path(__file__).resolve().parent / "fixtures" / "ipumspy"
     data = folder / "usa_00172.dat.gz"

@@ -20,8 +20,9 @@ from cex_raw import crosswalk, diary_package, qredate
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys import cex_diary, cex_diary_icpsr
-from hhx.surveys.synthetic import cex_diary as synth
+from hhx.surveys.cex import diary as cex_diary
+from hhx.surveys.cex import diary_icpsr as cex_diary_icpsr
+from hhx.surveys.synthetic.cex import diary as synth
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DIARY20 = SHARED / "data" / "cex_diary" / "diary20"

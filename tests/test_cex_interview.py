@@ -23,10 +23,10 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import cex_interview
-from hhx.surveys import cex_interview_variables as cexvars
 from hhx.surveys.base import BuildReport
-from hhx.surveys.synthetic import cex_interview as synth
+from hhx.surveys.cex import interview as cex_interview
+from hhx.surveys.cex import interview_variables as cexvars
+from hhx.surveys.synthetic.cex import interview as synth
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 STUB = SHARED / "data" / "cex_meta" / "intrvw21_layout_stub"

@@ -16,7 +16,7 @@ import pytest
 from cex_raw import crosswalk, csv_bytes, fmli_row, macro_frame, spending, write_package
 
 from hhx.config import SurveyConfig
-from hhx.surveys import cex_interview
+from hhx.surveys.cex import interview as cex_interview
 from hhx.tasks.build import check_builder_columns
 from hhx.tasks.cex import cons_cex_categories as categories
 from hhx.tasks.cex import cons_cex_total as total

@@ -16,7 +16,7 @@ import pytest
 from cex_raw import crosswalk, diary_package, macro_frame, qredate
 
 from hhx.config import SurveyConfig
-from hhx.surveys import cex_diary
+from hhx.surveys.cex import diary as cex_diary
 from hhx.tasks.build import check_builder_columns
 from hhx.tasks.cex import cons_cex_sspay as sspay
 from hhx.tasks.context import BuildContext

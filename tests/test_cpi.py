@@ -14,8 +14,8 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import cpi
-from hhx.surveys.synthetic.cpi import write_synthetic_cpi
+from hhx.surveys.macro import cpi
+from hhx.surveys.synthetic.macro.cpi import write_synthetic_cpi
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CPI_FRED = SHARED / "data" / "cpi_fred"

@@ -9,8 +9,8 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys.ipums_cps import build
-from hhx.surveys.synthetic.cps import write_synthetic_cps
+from hhx.surveys.cps.ipums import build
+from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 
 
 @pytest.fixture(scope="module")

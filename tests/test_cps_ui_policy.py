@@ -13,8 +13,8 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import cps_ui_policy
-from hhx.surveys.synthetic.cps_ui_policy import synthetic_ui_policy_frame, write_ui_policy_dta
+from hhx.surveys.cps import ui_policy as cps_ui_policy
+from hhx.surveys.synthetic.cps.ui_policy import synthetic_ui_policy_frame, write_ui_policy_dta
 
 RAW = "micro/cps/ui_duration_farber_2015/P2015_1088_data/eui_state_08-14.dta"
 

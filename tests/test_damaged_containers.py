@@ -18,7 +18,7 @@ import pytest
 
 from hhx.errors import DataError
 from hhx.surveys.base import input_sha256
-from hhx.surveys.synthetic.cps import write_synthetic_cps
+from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 
 CUTS = (0, 10, 1 / 3, 1 / 2, -20)  # bytes kept: none, ten, a third, half, all but the last 20
 

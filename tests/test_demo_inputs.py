@@ -16,14 +16,14 @@ import pytest
 from omegaconf import OmegaConf
 
 from hhx.config import SurveyConfig
-from hhx.surveys import ipums_cps
-from hhx.surveys.synthetic import psid as synth
-from hhx.surveys.synthetic.cps import write_synthetic_cps
+from hhx.surveys.cps import ipums as ipums_cps
+from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 from hhx.surveys.synthetic.demo import WRITERS
-from hhx.surveys.synthetic.release_dates import (
+from hhx.surveys.synthetic.macro.release_dates import (
     write_synthetic_crosswalk,
     write_synthetic_release_dates,
 )
+from hhx.surveys.synthetic.psid import shelf as synth
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "survey"
 SEED = 7
@@ -198,7 +198,7 @@ def test_reference_split_groups_can_be_formed_on_the_built_panel(tmp_path):
     """The reference's grouping: union-find over the SRC adults of 1968-1992 (current members,
     rel 1/2, ambiguous family-waves dropped), each linked to their partner; a partner outside
     that set is a KeyError there."""
-    from hhx.surveys import psid
+    from hhx.surveys.psid import shelf as psid
 
     long_zip, main_zip = tmp_path / "l.zip", tmp_path / "m.zip"
     synth.write_synthetic_psid(long_zip, main_zip, seed=SEED, n_families=60)
@@ -224,7 +224,7 @@ def test_reference_split_groups_can_be_formed_on_the_built_panel(tmp_path):
 
 
 def test_sce_without_crosswalk_says_it_uses_the_lag_rule(tmp_path, caplog):
-    from hhx.surveys.release_dates import optional_crosswalk
+    from hhx.surveys.macro.release_dates import optional_crosswalk
 
     with caplog.at_level(logging.INFO):
         found = optional_crosswalk(survey("sce"), "release_crosswalk", tmp_path, "SCE",

@@ -1,7 +1,7 @@
 """FRED-QD reader, macro-context build and join, and the synthetic FRED-QD writer.
 
 Expected macro values are recomputed here from the raw CSV cells with the csv module and plain
-arithmetic, independently of hhx.surveys.fred_qd.
+arithmetic, independently of hhx.surveys.macro.fred_qd.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.surveys.base import has_synthetic_sidecar
-from hhx.surveys.fred_qd import (
+from hhx.surveys.macro.fred_qd import (
     CATEGORY_CPI_MACRO_COLUMNS,
     CORE_MACRO_COLUMNS,
     PSID_ASSET_MACRO_COLUMNS,
@@ -27,7 +27,7 @@ from hhx.surveys.fred_qd import (
     read_fred_cpi_csvs,
     read_fred_qd,
 )
-from hhx.surveys.synthetic.fred_qd import write_synthetic_cpi_fred, write_synthetic_fred_qd
+from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_cpi_fred, write_synthetic_fred_qd
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REAL_FRED = SHARED / "data" / "fred_qd" / "FRED-QD_vintage_to_2025Q2.csv"
@@ -254,7 +254,7 @@ def test_synthetic_cpi_reads_back(tmp_path):
 
 def _cpi_groups(raw: Path, out: Path, **span: str) -> Path:
     """The cpi source's intermediate, which the macro context joins (spec 3.1)."""
-    from hhx.surveys.cpi import build as build_cpi
+    from hhx.surveys.macro.cpi import build as build_cpi
 
     write_synthetic_cpi_fred(raw / "cpi", seed=1, **span)
     report = build_cpi(SurveyConfig(name="cpi", raw={"cpi": "cpi"}), raw, out)
@@ -287,7 +287,7 @@ def test_synthetic_label_follows_the_inputs(tmp_path, real_fred):
     write_synthetic_fred_qd(raw / "q.csv", seed=1, end="2020Q4")
     out = tmp_path / "out"
     (raw / "cpi").mkdir(parents=True)
-    from hhx.surveys.cpi import build as build_cpi
+    from hhx.surveys.macro.cpi import build as build_cpi
 
     for f in REAL_CPI.glob("*.csv"):  # real CPI groups: only the FRED-QD file is generated
         (raw / "cpi" / f.name).write_bytes(f.read_bytes())

@@ -15,16 +15,16 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys.cps_labels import LABEL_SPECS, STATE_NAMES
-from hhx.surveys.ipums_cps import (
+from hhx.surveys.cps.ipums import (
     EXTRACT_COLUMNS,
     build,
     iter_csv_chunks,
     iter_extract,
     read_normalized,
 )
-from hhx.surveys.release_dates import cps_release_dates, proxy_release_date
-from hhx.surveys.synthetic.cps import write_synthetic_cps
+from hhx.surveys.cps.labels import LABEL_SPECS, STATE_NAMES
+from hhx.surveys.macro.release_dates import cps_release_dates, proxy_release_date
+from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 from hhx.tasks.cps.common import TWELVE_MONTHS, link_months
 
 FIXTURES = Path(

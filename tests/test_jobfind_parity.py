@@ -32,7 +32,7 @@ import pytest
 from conftest import SHARED
 
 from hhx.bench import csvnum
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.registry import load_task, task_names
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 
 from hhx.bench.layout import table_columns
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_jobfind as jobfind
 from hhx.tasks.cps.common import (
@@ -66,8 +66,8 @@ def test_older_status_map() -> None:
 def test_link_months_agrees_with_a_naive_merge(tmp_path: Path) -> None:
     """On a synthetic extract, the packed-key lookup equals a plain pandas merge of each month
     onto the next (duplicates and records without EMPSTAT removed first)."""
-    from hhx.surveys.ipums_cps import read_normalized
-    from hhx.surveys.synthetic.cps import write_synthetic_cps
+    from hhx.surveys.cps.ipums import read_normalized
+    from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 
     path = write_synthetic_cps(
         tmp_path / "c.csv.gz", seed=3, n_households=120, start="2024-01", end="2024-06"

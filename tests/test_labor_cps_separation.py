@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hhx.bench.layout import table_columns
-from hhx.surveys.release_dates import proxy_release_date
+from hhx.surveys.macro.release_dates import proxy_release_date
 from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_separation as separation
 from hhx.tasks.prompting import check_prompt

@@ -11,8 +11,8 @@ import pytest
 
 from hhx.bench.layout import table_columns
 from hhx.errors import DataError
-from hhx.surveys.cps_ui_policy import read_ui_policy
-from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
+from hhx.surveys.cps.ui_policy import read_ui_policy
+from hhx.surveys.synthetic.cps.ui_policy import write_synthetic_ui_policy
 from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_ui as ui
 from hhx.tasks.prompting import check_prompt

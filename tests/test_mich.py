@@ -16,9 +16,13 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys import mich
-from hhx.surveys.synthetic.mich import COLUMNS, synthetic_mich_frames, write_synthetic_mich
-from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+from hhx.surveys.mich import consumers as mich
+from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
+from hhx.surveys.synthetic.mich.consumers import (
+    COLUMNS,
+    synthetic_mich_frames,
+    write_synthetic_mich,
+)
 
 SEED, START, END, PER_MONTH = 7, "2023-06", "2026-02", 25
 SURVEY = SurveyConfig(name="mich", raw={"mich": "micro/mich/mich.csv",

@@ -19,17 +19,17 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import psid
 from hhx.surveys.base import has_synthetic_sidecar, input_sha256
-from hhx.surveys.psid_dta import DtaStream, _Source
-from hhx.surveys.psid_main_study import (
+from hhx.surveys.psid import shelf as psid
+from hhx.surveys.psid.dta import DtaStream, _Source
+from hhx.surveys.psid.main_study import (
     DEFAULT_VARIABLE_MAP,
     ENRICHMENT_COLUMNS,
     MAIN_STUDY_MEMBER,
     read_variable_map,
 )
-from hhx.surveys.synthetic import psid as synth
-from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+from hhx.surveys.synthetic.macro.release_dates import write_synthetic_release_dates
+from hhx.surveys.synthetic.psid import shelf as synth
 
 SEED = 7
 MAIN_VARS = ("annual_hours", "job_end_reason_employed", "food_at_home")

@@ -1,5 +1,5 @@
 """PSID job-loss tasks (cons_psid_jobloss, labor_psid_addedworker): one hand-built SRC world
-through hhx.surveys.psid and both task builders. Expected rows are worked out from the spec
+through hhx.surveys.psid.shelf and both task builders. Expected rows are worked out from the spec
 (10_tasks 11, 20_tasks_labor_macro 6) and the reference's rules, not read from the builders.
 
 The world, waves 1976-1985 (annual): one-person families 1001 ... 8001 (born 1940, family income

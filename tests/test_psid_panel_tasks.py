@@ -1,5 +1,5 @@
 """PSID panel tasks (cons_psid_wealth, house_psid_owner, income_psid_earnings): hand-built
-families through hhx.surveys.psid and the task builders; every expected value below is worked
+families through hhx.surveys.psid.shelf and the task builders; every expected value below is worked
 out from the spec (10_tasks 7-10) and the reference's rules, not from the builders."""
 
 from __future__ import annotations

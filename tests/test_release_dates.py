@@ -11,8 +11,8 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import release_dates as rd
-from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+from hhx.surveys.macro import release_dates as rd
+from hhx.surveys.synthetic.macro.release_dates import write_synthetic_release_dates
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,17 @@ from openpyxl import load_workbook
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import sce
-from hhx.surveys.sce_derived import density_columns_for, density_status, months_no_work
-from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
-from hhx.surveys.sce_structural import ReleaseCrosswalk, release_columns
-from hhx.surveys.sce_workbook import parse_codebook, read_workbook, sheet_frame
-from hhx.surveys.synthetic.sce import Sheet, synthetic_sce, write_synthetic_sce, write_workbook
+from hhx.surveys.sce import microdata as sce
+from hhx.surveys.sce.derived import density_columns_for, density_status, months_no_work
+from hhx.surveys.sce.items import JOB_SEARCH_SPECIAL_CODES
+from hhx.surveys.sce.structural import ReleaseCrosswalk, release_columns
+from hhx.surveys.sce.workbook import parse_codebook, read_workbook, sheet_frame
+from hhx.surveys.synthetic.sce.microdata import (
+    Sheet,
+    synthetic_sce,
+    write_synthetic_sce,
+    write_workbook,
+)
 
 SEED, START, END, PER_MONTH = 11, "2013-12", "2025-02", 1
 KEYS = ["respondent_id", "survey_year", "survey_month"]

@@ -3,8 +3,8 @@ loan status from the first of qh5, HQH5 that the housing table has at all, as th
 
 from __future__ import annotations
 
-from hhx.surveys.sce_items import HOUSING_YEARS
-from hhx.surveys.synthetic.sce import LOCKIN_YEARS, _housing_names, _panel
+from hhx.surveys.sce.items import HOUSING_YEARS
+from hhx.surveys.synthetic.sce.microdata import LOCKIN_YEARS, _housing_names, _panel
 from hhx.tasks.sce.house_sce_lockin import CANONICAL, ORDINARY
 
 

@@ -14,8 +14,8 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys import sce_financing as fz
-from hhx.surveys.synthetic.sce_financing import (
+from hhx.surveys.sce import financing as fz
+from hhx.surveys.synthetic.sce.financing import (
     exact_payment,
     synthetic_fz_frame,
     write_fz_dta,
@@ -167,7 +167,7 @@ def test_codes_outside_the_codebook_become_missing_and_are_reported(tmp_path, ca
     path = write_fz_dta(raw, tmp_path / "b.dta")
     clean, _ = fz.clean_financing(write_fz_dta(synthetic_fz_frame(seed=4, n=20),
                                                tmp_path / "clean.dta"), expected_respondents=None)
-    with caplog.at_level("WARNING", logger="hhx.surveys.sce_financing"):
+    with caplog.at_level("WARNING", logger="hhx.surveys.sce.financing"):
         frame, _ = fz.clean_financing(path, expected_respondents=None)
     assert frame.loc[[5, 7], "hh_income"].tolist() == [12, 12]  # the raw column keeps the code
     assert frame.loc[[5, 7], "income_band"].isna().all() and frame.loc[9, "sex"] is pd.NA
@@ -271,9 +271,9 @@ def test_enabling_an_improvement_makes_the_build_stale(tmp_path):
     from hhx.tasks.sources import _survey_state
 
     fps = Fingerprints(tmp_path / "fps.json")
-    plain = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+    plain = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce.financing",
                          raw={"sce_financing": "x.dta"})
-    strict = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce_financing",
+    strict = SurveyConfig(name="sce_financing", builder="hhx.surveys.sce.financing",
                           raw={"sce_financing": "x.dta"},
                           improvements=["sce_financing_strict_codes"])
     state = _survey_state(plain, tmp_path, tmp_path, fps)

@@ -1,4 +1,4 @@
-"""house_sce_financing on hand-made FZdata_raw.dta rows: Stata file -> hhx.surveys.sce_financing ->
+"""house_sce_financing on hand-made FZdata_raw.dta rows: Stata file -> hhx.surveys.sce.financing ->
 task builder, checked against values worked out by hand from the spec (10_tasks 18, 00_common
 1.9) and the reference's filters; every filter drops the rows it should; a golden prompt.
 
@@ -19,9 +19,9 @@ import pytest
 
 from hhx.bench.table import coerce_table
 from hhx.errors import DataError
-from hhx.surveys import sce_financing as fz
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
-from hhx.surveys.synthetic.sce_financing import exact_payment, write_fz_dta
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.sce import financing as fz
+from hhx.surveys.synthetic.sce.financing import exact_payment, write_fz_dta
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task

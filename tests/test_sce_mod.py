@@ -1,5 +1,5 @@
 """The SCE module task builders (issue 16) on hand-made NY Fed rows: Core + module workbooks ->
-hhx.surveys.sce -> builder table, checked against values worked out by hand from the spec
+hhx.surveys.sce.microdata -> builder table, checked against values worked out by hand from the spec
 (10_tasks 13, 14, 19; 20_tasks 7, 8), each filter dropping the rows it should, golden prompts
 and a deterministic release build."""
 
@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from hhx.bench.table import coerce_table, table_columns
-from hhx.surveys import sce
-from hhx.surveys.sce_items import JOB_SEARCH_SPECIAL_CODES
-from hhx.surveys.sce_workbook import read_workbook
-from hhx.surveys.synthetic.sce import Sheet, write_workbook
+from hhx.surveys.sce import microdata as sce
+from hhx.surveys.sce.items import JOB_SEARCH_SPECIAL_CODES
+from hhx.surveys.sce.workbook import read_workbook
+from hhx.surveys.synthetic.sce.microdata import Sheet, write_workbook
 from hhx.tasks.build import build_task
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
@@ -130,7 +130,7 @@ def inter(tmp_path_factory) -> Path:
 
 
 def _build(tmp: Path, books: dict[str, list[Sheet]]) -> Path:
-    """Workbooks (config key -> sheets) -> hhx.surveys.sce -> `tmp/inter/sce_<module>.parquet`."""
+    """Workbooks (config key -> sheets) -> hhx.surveys.sce.microdata -> `tmp/inter/sce_<module>.parquet`."""
     pieces = []
     for key, sheets in books.items():
         pieces += read_workbook(key, write_workbook(tmp / "raw" / f"{key}.xlsx", sheets))
@@ -366,7 +366,7 @@ def _lockin_macro() -> pd.DataFrame:
 
 
 def m_core() -> list[str]:
-    from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+    from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 
     return list(CORE_MACRO_COLUMNS)
 

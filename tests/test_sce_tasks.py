@@ -1,4 +1,4 @@
-"""The six SCE Core task builders on hand-made NY Fed rows: workbook -> hhx.surveys.sce ->
+"""The six SCE Core task builders on hand-made NY Fed rows: workbook -> hhx.surveys.sce.microdata ->
 builder table, checked against values worked out by hand from the spec (20_tasks 9, 10, 12, 13;
 10_tasks 15, 17), every filter dropping the rows it should, golden prompts, and a deterministic
 release build."""
@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hhx.surveys import sce
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
-from hhx.surveys.sce_workbook import read_workbook
-from hhx.surveys.synthetic.sce import Sheet, write_workbook
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.sce import microdata as sce
+from hhx.surveys.sce.workbook import read_workbook
+from hhx.surveys.synthetic.sce.microdata import Sheet, write_workbook
 from hhx.tasks.build import build_task
 from hhx.tasks.context import BuildContext
 from hhx.tasks.registry import load_task

@@ -103,6 +103,11 @@ def _hhx_copy(tmp_path: Path) -> Path:
     return copy
 
 
+# Sources (as the digests below name them) and their reader modules below hhx.surveys.
+READERS = {"mich": "mich.consumers", "psid": "psid.shelf", "ipums_cps": "cps.ipums",
+           "cex_diary": "cex.diary", "fred_qd": "macro.fred_qd"}
+
+
 def test_a_reader_is_stale_when_a_module_or_table_it_uses_changes(tmp_path, monkeypatch):
     """The code part of a source's state covers what the builder imports and reads, not only its
     own file: a fixed label table or a shared helper rebuilds the sources that use it."""
@@ -112,26 +117,26 @@ def test_a_reader_is_stale_when_a_module_or_table_it_uses_changes(tmp_path, monk
     copy = freshness.HHX_DIR
 
     def digests() -> dict[str, str]:
-        return {m: freshness.code_digest(f"hhx.surveys.{m}", "hhx.surveys.base", "hhx.io")
-                for m in ("mich", "psid", "ipums_cps", "cex_diary", "fred_qd")}
+        return {m: freshness.code_digest(f"hhx.surveys.{module}", "hhx.surveys.base", "hhx.io")
+                for m, module in READERS.items()}
 
     names = {p.relative_to(copy).as_posix()
-             for p in freshness.code_files("hhx.surveys.cex_diary")}
-    assert {"surveys/cex_diary_icpsr.py", "surveys/cex_diary_icpsr_layout.csv",
-            "surveys/cex_members.py", "surveys/release_dates.py"} <= names
+             for p in freshness.code_files("hhx.surveys.cex.diary")}
+    assert {"surveys/cex/diary_icpsr.py", "surveys/cex/cex_diary_icpsr_layout.csv",
+            "surveys/cex/members.py", "surveys/macro/release_dates.py"} <= names
     before = digests()
-    with open(copy / "surveys" / "mich_labels.csv", "a") as fh:  # a label table fixed
+    with open(copy / "surveys" / "mich" / "mich_labels.csv", "a") as fh:  # a label table fixed
         fh.write("\n")
     after = digests()
     assert after["mich"] != before["mich"]
     assert {m: after[m] for m in after if m != "mich"} == {m: before[m] for m in before if m != "mich"}
     before = after
-    rd = copy / "surveys" / "release_dates.py"  # a helper imported by the CPS and PSID readers
+    rd = copy / "surveys" / "macro" / "release_dates.py"  # a helper imported by the CPS and PSID readers
     rd.write_text(rd.read_text() + "\n# changed\n")
     after = digests()
     assert {m for m in after if after[m] != before[m]} == {"psid", "ipums_cps", "cex_diary"}
     before = after
-    (copy / "surveys" / "sce.py").write_text("# another reader\n")  # none of these use it
+    (copy / "surveys" / "sce" / "microdata.py").write_text("# another reader\n")  # none of these use it
     assert digests() == before
 
 
@@ -144,7 +149,7 @@ def test_a_changed_helper_module_rebuilds_its_source(tmp_path, monkeypatch):
     monkeypatch.setattr(freshness, "HHX_DIR", _hhx_copy(tmp_path))
     assert ensure_surveys(cfg, surveys)["cps"] is not None
     assert ensure_surveys(cfg, surveys) == {"cps": None}
-    labels = freshness.HHX_DIR / "surveys" / "cps_labels.py"  # the CPS reader's label maps
+    labels = freshness.HHX_DIR / "surveys" / "cps" / "labels.py"  # the CPS reader's label maps
     labels.write_text(labels.read_text() + "\n# changed\n")
     assert ensure_surveys(cfg, surveys)["cps"] is not None
 

@@ -17,10 +17,11 @@ import pytest
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
-from hhx.surveys import bea_sainc, bls_laus, fhfa_hpi, state_macro_panel
-from hhx.surveys.fred_qd import read_fred_qd
-from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
+from hhx.surveys.macro import bea_sainc, bls_laus, fhfa_hpi
+from hhx.surveys.macro import state_panel as state_macro_panel
+from hhx.surveys.macro.fred_qd import read_fred_qd
+from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
+from hhx.surveys.synthetic.macro.state_macro import write_synthetic_state_macro
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REAL_FRED_QD = SHARED / "data" / "fred_qd" / "FRED-QD_vintage_to_2025Q2.csv"

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hhx.surveys.cps_labels import STATE_NAMES
-from hhx.surveys.ipums_cps import EXTRACT_COLUMNS, read_normalized
-from hhx.surveys.synthetic.cps import SLOTS, write_synthetic_cps
+from hhx.surveys.cps.ipums import EXTRACT_COLUMNS, read_normalized
+from hhx.surveys.cps.labels import STATE_NAMES
+from hhx.surveys.synthetic.cps.ipums import SLOTS, write_synthetic_cps
 from hhx.tasks.cps.common import ADJACENT_MONTH, lf_status, link_months
 
 # Census divisions (IPUMS REGION codes) of a few states, from the Census Bureau's definitions.
@@ -141,9 +141,9 @@ def test_xgboost_beats_no_change_on_the_demo_jobfind_task(tmp_path: Path) -> Non
     no-change prediction ("unemployed") on labor_cps_jobfind built from synthetic files."""
     xgb = pytest.importorskip("xgboost")
     from hhx.config import SurveyConfig
-    from hhx.surveys.fred_qd import build_macro_context, read_fred_qd
-    from hhx.surveys.ipums_cps import build
-    from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+    from hhx.surveys.cps.ipums import build
+    from hhx.surveys.macro.fred_qd import build_macro_context, read_fred_qd
+    from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
     from hhx.tasks.context import BuildContext
     from hhx.tasks.cps import labor_cps_jobfind
     from hhx.tasks.registry import load_task

@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 
 from hhx.config import SurveyConfig
-from hhx.surveys import census, mich
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, build_macro_context, read_fred_qd
-from hhx.surveys.synthetic.census import synthetic_census_frame, write_census_gz
-from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
-from hhx.surveys.synthetic.mich import write_synthetic_mich
-from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+from hhx.surveys.census import decennial as census
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, build_macro_context, read_fred_qd
+from hhx.surveys.mich import consumers as mich
+from hhx.surveys.synthetic.census.decennial import synthetic_census_frame, write_census_gz
+from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
+from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
+from hhx.surveys.synthetic.mich.consumers import write_synthetic_mich
 from hhx.tasks.census import house_census_move as move
 from hhx.tasks.context import BuildContext
 from hhx.tasks.mich import income_mich_finance as finance

@@ -23,7 +23,7 @@ from hhx.errors import DataError
 class BuildContext:
     task: TaskConfig
     intermediate_dir: Path
-    # Macro context keyed by `eligible_origin_q_index` (hhx.surveys.fred_qd.build_macro_context).
+    # Macro context keyed by `eligible_origin_q_index` (hhx.surveys.macro.fred_qd.build_macro_context).
     macro_context: pd.DataFrame
     synthetic: bool = False
     n_jobs: int = 1

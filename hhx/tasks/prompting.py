@@ -136,7 +136,7 @@ def _value(row: Mapping[str, Any], column: str) -> float:
     if not math.isfinite(number):
         raise DataError(
             f"cannot render the macro paragraph: {column} is missing ({value!r}); "
-            "attach macro context with hhx.surveys.fred_qd.attach_macro_context"
+            "attach macro context with hhx.surveys.macro.fred_qd.attach_macro_context"
         )
     return number
 

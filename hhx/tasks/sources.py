@@ -110,7 +110,7 @@ def demo_end_month(cfg: DictConfig, end: str) -> str:
     """The CPS demo's last month, clamped to what a real FRED-QD file (data.fred_qd) covers."""
     if not cfg.data.get("fred_qd"):
         return end
-    from hhx.surveys.fred_qd import read_fred_qd
+    from hhx.surveys.macro.fred_qd import read_fred_qd
 
     fred = read_fred_qd(cfg.data.fred_qd)
     last = pd.Timestamp(fred["sasdate"].max()).to_period("Q")

@@ -21,6 +21,13 @@ from hhx.surveys.base import sidecar_path
 STATA_TIME_STAMP = dt.datetime(2025, 2, 24, 12, 0)
 
 
+def generator_label(short: str) -> str:
+    """The generator name a sidecar (or a generated file) carries: the generator module's name
+    before the surveys were grouped by family (issue 31), so the demo's raw files stay the same
+    bytes wherever the module now lives."""
+    return f"hhx.surveys.synthetic.{short}"
+
+
 def write_sidecar(path: Path, generator: str, note: str, **settings: Any) -> Path:
     """Mark a generated file as synthetic (its builder then labels everything built from it)."""
     return write_json_atomic(

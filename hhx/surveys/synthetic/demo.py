@@ -21,7 +21,7 @@ from hhx.config import SurveyConfig
 from hhx.errors import ConfigError
 from hhx.io import write_json_atomic
 from hhx.surveys.base import raw_path, sidecar_path
-from hhx.surveys.freshness import code_digest, module_file
+from hhx.surveys.freshness import code_digest
 
 STAMP_DIR = ".hhx-demo"
 DEMO_VERSION = 1
@@ -46,7 +46,7 @@ def _at(survey: SurveyConfig, raw_dir: Path, key: str, folder: bool = False) -> 
 
 @writer("cps")
 def _cps(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.cps import write_synthetic_cps
+    from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps
 
     written = [write_synthetic_cps(_at(survey, raw_dir, "cps_basic"), seed=seed, **s)]
     return written + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "cps")
@@ -58,21 +58,21 @@ def _crosswalk(survey: SurveyConfig, raw_dir: Path, seed: int, key: str, source:
     the release_dates demo writes for it (same seed), so either writer may run first."""
     if not survey.raw.get(key):
         return []
-    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+    from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
 
     return [write_synthetic_crosswalk(_at(survey, raw_dir, key), source, seed=seed)]
 
 
 @writer("fred_qd")
 def _fred_qd(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.fred_qd import write_synthetic_fred_qd
+    from hhx.surveys.synthetic.macro.fred_qd import write_synthetic_fred_qd
 
     return [write_synthetic_fred_qd(_at(survey, raw_dir, "fred_qd"), seed=seed, **s)]
 
 
 @writer("cpi")
 def _cpi(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.cpi import write_synthetic_cpi
+    from hhx.surveys.synthetic.macro.cpi import write_synthetic_cpi
 
     return write_synthetic_cpi(_at(survey, raw_dir, "cpi", folder=True), seed=seed, **s)
 
@@ -80,7 +80,7 @@ def _cpi(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> l
 @writer("cex_interview")
 def _cex_interview(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
                    ) -> list[Path]:
-    from hhx.surveys.synthetic.cex_interview import write_synthetic_cex_interview
+    from hhx.surveys.synthetic.cex.interview import write_synthetic_cex_interview
 
     paths = write_synthetic_cex_interview(_at(survey, raw_dir, "interview", folder=True),
                                           seed=seed, **s)
@@ -93,19 +93,19 @@ def _cex_crosswalk(survey: SurveyConfig, raw_dir: Path, seed: int) -> list[Path]
     if not survey.raw.get("release_crosswalk"):
         return []
     from hhx.io import write_csv_atomic
-    from hhx.surveys.synthetic import write_sidecar
-    from hhx.surveys.synthetic.release_dates import synthetic_crosswalks
+    from hhx.surveys.synthetic import generator_label, write_sidecar
+    from hhx.surveys.synthetic.macro.release_dates import synthetic_crosswalks
 
     path = write_csv_atomic(_at(survey, raw_dir, "release_crosswalk"),
                             synthetic_crosswalks(seed=seed)["cex"])
-    write_sidecar(path, "hhx.surveys.synthetic.release_dates",
+    write_sidecar(path, generator_label("release_dates"),
                   "synthetic release dates (placeholders, not the official dates)", seed=int(seed))
     return [path]
 
 
 @writer("cex_diary")
 def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.cex_diary import write_synthetic_cex_diary
+    from hhx.surveys.synthetic.cex.diary import write_synthetic_cex_diary
 
     icpsr = _at(survey, raw_dir, "icpsr", folder=True) if survey.raw.get("icpsr") else None
     paths = write_synthetic_cex_diary(_at(survey, raw_dir, "diary", folder=True), seed=seed,
@@ -115,8 +115,8 @@ def _cex_diary(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
 
 @writer("mich")
 def _mich(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.mich import write_synthetic_mich
-    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+    from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
+    from hhx.surveys.synthetic.mich.consumers import write_synthetic_mich
 
     crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "mich",
                                           seed=seed)
@@ -125,8 +125,8 @@ def _mich(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> 
 
 @writer("census")
 def _census(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.census import write_synthetic_census
-    from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+    from hhx.surveys.synthetic.census.decennial import write_synthetic_census
+    from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
 
     crosswalk = write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "census",
                                           seed=seed)
@@ -135,14 +135,14 @@ def _census(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -
 
 @writer("cps_ui_policy")
 def _ui_policy(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.cps_ui_policy import write_synthetic_ui_policy
+    from hhx.surveys.synthetic.cps.ui_policy import write_synthetic_ui_policy
 
     return [write_synthetic_ui_policy(_at(survey, raw_dir, "ui_policy"), seed=seed, **s)]
 
 
 @writer("sce")
 def _sce(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.sce import write_synthetic_sce
+    from hhx.surveys.synthetic.sce.microdata import write_synthetic_sce
 
     written = write_synthetic_sce(raw_dir / "micro" / "sce", seed=seed, **s)
     out = []
@@ -161,7 +161,7 @@ def _sce(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> l
 @writer("sce_financing")
 def _sce_financing(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
                    ) -> list[Path]:
-    from hhx.surveys.synthetic.sce_financing import write_synthetic_fz
+    from hhx.surveys.synthetic.sce.financing import write_synthetic_fz
 
     written = [write_synthetic_fz(_at(survey, raw_dir, "sce_financing"), seed=seed, **s)]
     return written + _crosswalk(survey, raw_dir, seed, "release_crosswalk", "sce")
@@ -169,13 +169,13 @@ def _sce_financing(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
 
 @writer("psid")
 def _psid(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
-    from hhx.surveys.synthetic.psid import write_synthetic_psid
+    from hhx.surveys.synthetic.psid.shelf import write_synthetic_psid
 
     long_zip, main_zip = _at(survey, raw_dir, "shelf_long"), _at(survey, raw_dir, "main_study")
     write_synthetic_psid(long_zip, main_zip, seed=seed, **s)
     written = [long_zip, main_zip]
     if survey.raw.get("release_dates"):  # the same file the release_dates demo writes
-        from hhx.surveys.synthetic.release_dates import write_synthetic_crosswalk
+        from hhx.surveys.synthetic.macro.release_dates import write_synthetic_crosswalk
 
         written.append(write_synthetic_crosswalk(_at(survey, raw_dir, "release_dates"), "psid",
                                                  seed=seed))
@@ -185,7 +185,7 @@ def _psid(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> 
 @writer("release_dates")
 def _release_dates(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]
                    ) -> list[Path]:
-    from hhx.surveys.synthetic.release_dates import write_synthetic_release_dates
+    from hhx.surveys.synthetic.macro.release_dates import write_synthetic_release_dates
 
     folders = {raw_path(survey, key, raw_dir).parent for key, rel in survey.raw.items() if rel}
     if len(folders) != 1:
@@ -202,7 +202,7 @@ def _release_dates(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, 
 def _state_macro(name: str) -> Writer:
     def write(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[str, Any]) -> list[Path]:
         from hhx.io import temp_dir
-        from hhx.surveys.synthetic.state_macro import write_synthetic_state_macro
+        from hhx.surveys.synthetic.macro.state_macro import write_synthetic_state_macro
 
         target = _at(survey, raw_dir, name)
         # One generator draws all three files from one stream; keep the one this source reads.
@@ -231,18 +231,26 @@ def _state_macro_panel(survey: SurveyConfig, raw_dir: Path, seed: int, s: dict[s
 # --------------------------------------------------------------------------------------------
 
 
-# The generator module(s) behind each writer (default: the survey's own name).
+# The generator module(s) behind each writer, below hhx.surveys.synthetic (none: a derived
+# source, nothing of its own to generate).
 GENERATOR_MODULE: dict[str, str | tuple[str, ...]] = {
-    "fhfa_hpi": "state_macro",
-    "bls_laus": "state_macro",
-    "bea_sainc": "state_macro",
-    "cps": ("cps", "cps_people", "cps_ui_policy",  # job finding follows the UI-policy file
-            "release_dates"),  # and its release-date crosswalk
-    "sce": ("sce", "release_dates"),
-    "sce_financing": ("sce_financing", "release_dates"),
-    "psid": ("psid", "release_dates"),
-    "mich": ("mich", "release_dates"),
-    "census": ("census", "release_dates"),
+    "fred_qd": "macro.fred_qd",
+    "cpi": "macro.cpi",
+    "release_dates": "macro.release_dates",
+    "fhfa_hpi": "macro.state_macro",
+    "bls_laus": "macro.state_macro",
+    "bea_sainc": "macro.state_macro",
+    "state_macro_panel": (),
+    "cex_interview": "cex.interview",
+    "cex_diary": "cex.diary",
+    "cps_ui_policy": "cps.ui_policy",
+    "cps": ("cps.ipums", "cps.people", "cps.labor", "cps.ui_policy",  # job finding follows the UI-policy file
+            "macro.release_dates"),  # and its release-date crosswalk
+    "sce": ("sce.microdata", "macro.release_dates"),
+    "sce_financing": ("sce.financing", "macro.release_dates"),
+    "psid": ("psid.shelf", "macro.release_dates"),
+    "mich": ("mich.consumers", "macro.release_dates"),
+    "census": ("census.decennial", "macro.release_dates"),
 }
 
 
@@ -252,12 +260,11 @@ def _code_digest(name: str) -> str:
     files."""
     digest = hashlib.sha256(f"{DEMO_VERSION}".encode())
     digest.update(inspect.getsource(WRITERS[name]).encode())
-    modules = GENERATOR_MODULE.get(name, name)
+    modules = GENERATOR_MODULE[name]
     names = [f"hhx.surveys.synthetic.{m}" for m in ((modules,) if isinstance(modules, str)
                                                      else modules)]
-    present = [m for m in names if module_file(m) is not None]  # a derived source has none
-    if present:
-        digest.update(code_digest(*present).encode())
+    if names:
+        digest.update(code_digest(*names).encode())
     return digest.hexdigest()
 
 

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import STATE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.macro.fred_qd import STATE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, article, month_note, response_instruction

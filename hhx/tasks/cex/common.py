@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import article, format_dollars, month_note
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CATEGORY_CPI_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CATEGORY_CPI_MACRO_COLUMNS
 from hhx.tasks.cex import common as cx
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import (

@@ -1,6 +1,6 @@
 """cons_cex_sspay: today's total, food-at-home and food-away-from-home spending of Social Security
 households around their payment day (Stephens design; spec 10_tasks section 6; the reference's
-scripts/2_tasks/cons_cex_sspay), from `cex_diary_daily.parquet` (hhx.surveys.cex_diary_panel).
+scripts/2_tasks/cons_cex_sspay), from `cex_diary_daily.parquet` (hhx.surveys.cex.diary_panel).
 
 Targets: the strict 1986-1996 daily sums (`*_legacy_strict_v1`). Recipients: the reference
 person's and the spouse's own OASDI / SSI / Railroad answers (`recipient_class`: OASDI_and_Railroad,
@@ -54,7 +54,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
 from hhx.tasks.cex.common import SYSTEM_PROMPT, Steps, apply
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import (

@@ -35,7 +35,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import LABOR_SYSTEM_PROMPT, article, render_macro_paragraph
 
@@ -696,7 +696,7 @@ def status_rows(base: pd.DataFrame, origin: pd.Series, macro: pd.DataFrame) -> p
     """id (CPSIDP), time (baseline month), release_date (month t+1's), target (t+1 status),
     the common predictors and the macro context of linked rows; internal `_outcome_month`
     and `_mish`."""
-    from hhx.surveys.fred_qd import attach_macro_context
+    from hhx.surveys.macro.fred_qd import attach_macro_context
 
     year, month = base["YEAR"].astype("int64"), base["MONTH"].astype("int64")
     table = pd.DataFrame(

@@ -28,7 +28,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import attach_macro_context
+from hhx.surveys.macro.fred_qd import attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.contract import PromptRules
 from hhx.tasks.cps.common import (

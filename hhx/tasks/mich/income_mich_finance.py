@@ -26,7 +26,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.contract import PromptRules
 from hhx.tasks.mich.common import (

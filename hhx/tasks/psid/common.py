@@ -2,7 +2,7 @@
 20_tasks_labor_macro.md 6; facts from the reference's scripts/utils/psid.py and the tasks'
 01_make_table.py / 02_render_prompts.py).
 
-Panels, from `psid_main` (hhx.surveys.psid):
+Panels, from `psid_main` (hhx.surveys.psid.shelf):
 - waves: annual 1968-1997, biennial 1999-2021; rows of other waves are dropped. The contiguous
   next (previous) wave of a row is the adjacent wave of that schedule (a gap of 1 or 2 years);
 - family panel: rows with response == 0 and is_reference_person (one row per reference person
@@ -32,8 +32,8 @@ import pandas as pd
 
 from hhx.config import TargetType, TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
-from hhx.surveys.psid_main_study import EXPECTED_WAVES
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.psid.main_study import EXPECTED_WAVES
 from hhx.tasks.context import BuildContext
 
 INTERMEDIATE = "psid_main"

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import DataError
-from hhx.surveys.psid import EARNINGS_TOPCODE, QUALIFYING_REASONS
+from hhx.surveys.psid.shelf import EARNINGS_TOPCODE, QUALIFYING_REASONS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.psid.common import INTERMEDIATE, attach_macro
 

@@ -29,7 +29,7 @@ Table side
   (`normalize_bins`) are divided by their sum, rounded to 3 decimals with numpy (as pandas'
   `round`), and the rounding residual is added to the first largest bin so each vector sums
   to 1. Validity of densities (`Q9__task_valid` ...) and probabilities (`__clean`) comes from
-  the survey builder (hhx.surveys.sce).
+  the survey builder (hhx.surveys.sce.microdata).
 - `finish(frame, task, steps)`: the builder table in the release contract: id, time,
   release_date, targets, predictors, then internal `_` columns; `attrs["float_columns"]` lists
   numeric public columns held as floats (written `2.0` as the reference does).
@@ -63,7 +63,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import ConfigError, DataError
-from hhx.surveys.fred_qd import attach_macro_context
+from hhx.surveys.macro.fred_qd import attach_macro_context
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import HOUSING_SYSTEM_PROMPT, LABOR_SYSTEM_PROMPT, article
 

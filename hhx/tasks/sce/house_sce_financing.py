@@ -3,7 +3,7 @@ situations of the February 2014 Fuster-Zafar experiment (spec 10_tasks 18, 00_co
 
 Facts (reference `scripts/2_tasks/house_sce_financing/01_make_table.py`, `02_render_prompts.py`
 of Jn-Huang/householdbench_eval @148abfb; wording below is hhx's):
-- Source: the `sce_financing` intermediate (hhx.surveys.sce_financing), one row per userid; it
+- Source: the `sce_financing` intermediate (hhx.surveys.sce.financing), one row per userid; it
   must hold exactly 1,211 respondents, 1,200 of them assigned (hypoversion 1 or 2).
 - Keys: id = "fz_" + userid (as an integer), time = 2014-02-01; release_date = the SCE housing
   module's date for February 2014: the 18-month lag rule (2015-08-01, the reference's
@@ -56,9 +56,9 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
-from hhx.surveys.release_dates import sce_inferred_release_date
-from hhx.surveys.sce_financing import OUTPUT_NAME, TARGETS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS, attach_macro_context
+from hhx.surveys.macro.release_dates import sce_inferred_release_date
+from hhx.surveys.sce.financing import OUTPUT_NAME, TARGETS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import (
     DOLLAR_NOTE,

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.config import TaskConfig
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.contract import PromptRules
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction

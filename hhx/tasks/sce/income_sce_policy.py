@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.config import TaskConfig
-from hhx.surveys.sce_items import DIRECTION, IMPACT
+from hhx.surveys.sce.items import DIRECTION, IMPACT
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c

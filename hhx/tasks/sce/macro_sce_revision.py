@@ -34,7 +34,7 @@ import pandas as pd
 
 from hhx.config import TaskConfig
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note, render_macro_paragraph, response_instruction
 from hhx.tasks.sce import common as c

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from hhx.errors import DataError
-from hhx.surveys.fred_qd import CORE_MACRO_COLUMNS
+from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import month_note
 from hhx.tasks.sce import common as c

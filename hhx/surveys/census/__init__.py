@@ -1,0 +1,1 @@
+"""Decennial Census (IPUMS USA) reader and its mapping tables."""

@@ -1,0 +1,1 @@
+"""BLS Consumer Expenditure Survey readers: Interview (FMLI) and Diary packages."""

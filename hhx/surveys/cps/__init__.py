@@ -1,0 +1,1 @@
+"""IPUMS CPS Basic Monthly reader, its code tables, and the state UI-policy file."""

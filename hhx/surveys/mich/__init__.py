@@ -1,0 +1,1 @@
+"""University of Michigan Surveys of Consumers reader and its mapping tables."""

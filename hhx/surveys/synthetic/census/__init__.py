@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the census sources (mirrors hhx/surveys/census/)."""

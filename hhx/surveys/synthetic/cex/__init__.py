@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the cex sources (mirrors hhx/surveys/cex/)."""

@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the cps sources (mirrors hhx/surveys/cps/)."""

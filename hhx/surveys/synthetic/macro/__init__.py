@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the macro sources (mirrors hhx/surveys/macro/)."""

@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the mich sources (mirrors hhx/surveys/mich/)."""

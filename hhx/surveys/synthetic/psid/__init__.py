@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the psid sources (mirrors hhx/surveys/psid/)."""

@@ -1,0 +1,1 @@
+"""Seeded synthetic raw files of the sce sources (mirrors hhx/surveys/sce/)."""
