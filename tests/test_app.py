@@ -142,7 +142,7 @@ def test_the_console_is_quiet_and_the_run_log_keeps_the_detail(demo):
     (run_dir,) = (workdir / "outputs").rglob(f"*_evaluate_{TASK}_xgboost")
     records = [LOG_RECORD.match(ln) for ln in (run_dir / "app.log").read_text().splitlines()]
     names = {(m[1], m[2]) for m in records if m}
-    assert ("hhx.stages.data", "DEBUG") in names  # hhx's detail: the surveys' row counts
+    assert ("hhx.tasks.sources", "DEBUG") in names  # hhx's detail: the surveys' row counts
     assert any(not n.startswith("hhx") and level == "INFO" for n, level in names), names
 
 

@@ -19,7 +19,7 @@ def test_the_console_shows_hhx_progress_and_every_warning_but_no_library_chatter
     shown = logs.ConsoleFilter(quiet=["matplotlib.font_manager"]).filter
     assert shown(record("hhx.stages.evaluate", logging.INFO))
     assert shown(record("hydra._internal.core_plugins.basic_launcher", logging.INFO))
-    assert not shown(record("hhx.stages.data", logging.DEBUG))  # hhx's detail: the log only
+    assert not shown(record("hhx.tasks.sources", logging.DEBUG))  # hhx's detail: the log only
     for library in ("mlflow.store.db.utils", "alembic.runtime.migration", "llama.cpp",
                     "matplotlib.font_manager", "hhxtra"):
         assert not shown(record(library, logging.INFO)), library

@@ -18,7 +18,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from hhx.bench.layout import BenchTask
-from hhx.config import TargetType, TaskConfig, enum_text
+from hhx.bounds import enum_text
+from hhx.config import TargetType, TaskConfig
 from hhx.io import write_json_atomic
 from hhx.sweeps.identity import cell_key, config_hash, data_fingerprint
 from hhx.tracking.labels import model_label

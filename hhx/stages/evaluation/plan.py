@@ -8,7 +8,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from hhx.config import DataSource, TaskConfig, TrackingConfig, enum_text
+from hhx.bounds import enum_text
+from hhx.config import DataSource, TaskConfig, TrackingConfig
 from hhx.tasks.registry import as_task
 from hhx.tasks.sources import source_of
 from hhx.tracking.labels import model_label

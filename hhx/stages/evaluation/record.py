@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from hhx.bench.layout import BenchTask
-from hhx.config import DataSource, enum_text
+from hhx.bounds import enum_text
+from hhx.config import DataSource
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.base import Predictor
 from hhx.scoring import write_result
