@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hhx.leaderboard import diagnostics, figures
+from hhx.leaderboard import diagnostics, figures, plotting
 from hhx.leaderboard.collect import collect_runs_dir, run_url, select_runs
-from hhx.leaderboard.figures import MIN_FONT, period_midpoint, write_figures
+from hhx.leaderboard.figures import period_midpoint, write_figures
+from hhx.leaderboard.plotting import MIN_FONT
 from hhx.leaderboard.metrics import PRIMARY, point_metric
 from hhx.leaderboard.report import best_per_task, matrix_html, write_html
 from hhx.leaderboard.tables import Settings, compute
@@ -133,7 +134,7 @@ def test_figures_labelled_readable_synthetic_distinct_swatches(lb, drawn):
         assert min(t.get_fontsize() for t in texts) >= MIN_FONT, name
         titles = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes]
         assert any(t.startswith("[SYNTHETIC") for t in titles), name
-        assert fig.get_figwidth() * figures.DPI <= 1300, name  # shown unscaled in the report
+        assert fig.get_figwidth() * plotting.DPI <= 1300, name  # shown unscaled in the report
         for ax in fig.axes:
             if ax.get_label() == "<colorbar>":
                 continue
