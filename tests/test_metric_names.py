@@ -63,8 +63,12 @@ def test_headline_counts_invalid_answers_left_out():
         preds[i]["prediction"] = '["d"]'  # not an allowed label
     result = score_task(CAT, gold, preds)
     assert result["num_valid"] == 160 and result["num_examples"] == 200
-    first, second = headline(result).splitlines()
-    assert first.startswith("official metric: mean macro-F1 (higher is better): ")
+    lines = headline(result).splitlines()
+    first, second = lines[0], lines[-1]
+    assert first == "official metric: mean macro-F1 (higher is better)"
+    definition = " ".join(ln.strip() for ln in lines[1:-1])
+    assert definition == official("categorical").definition
+    assert all(len(ln) <= 100 for ln in lines[:-1])
     assert second.startswith("scored 160 of 200 rows; 40 left out of the score")
     assert "30 invalid answers (" in second and "invalid_label 10" in second
     assert "10 rows without an answer" in second
@@ -78,8 +82,9 @@ def test_headline_for_no_change_explains_relmae_one():
     result = score_task(NUM, gold, naive)
     assert result["metrics"]["primary_score"] == 1.0
     text = headline(result)
-    assert "mean RelMAE (lower is better)" in text and "no-change itself scores exactly 1" in text
-    assert text.splitlines()[1] == "scored 5 of 5 rows (every answer valid)"
+    words = " ".join(text.split())
+    assert "mean RelMAE (lower is better)" in words and "no-change itself scores exactly 1" in words
+    assert text.splitlines()[-1] == "scored 5 of 5 rows (every answer valid)"
 
 
 def test_rows_line_without_error_counts():

@@ -12,6 +12,7 @@ direction, and how many rows were scored of how many and why the others were not
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -132,15 +133,19 @@ def rows_line(n_scored: int, n_total: int, error_counts: Mapping[str, int] | Non
             + "; ".join(parts))
 
 
-def headline(result: Mapping[str, Any]) -> str:
-    """Two lines for a scorer result: the official metric with its direction and definition,
-    then how many rows were scored of how many and why the others were not.
+def headline(result: Mapping[str, Any], width: int = 100) -> str:
+    """What a scorer result's numbers mean, for the console under its table: the official
+    metric with its direction, its definition (indented, wrapped at `width`), then how many rows
+    were scored of how many and why the others were not.
 
     `result` is `hhx.scoring.score_task`'s output (its `metrics`, `num_examples`, `num_valid`
     and `error_counts`)."""
     m = result["metrics"]
     kind = m.get("metric_category")
     primary = metric(str(m["primary_metric"])) if m.get("primary_metric") else official(kind)
-    first = f"official metric: {primary.label}: {primary.definition}"
-    return first + "\n" + rows_line(int(result["num_valid"]), int(result["num_examples"]),
-                                    result.get("error_counts"))
+    lines = [f"official metric: {primary.label}",
+             *textwrap.wrap(primary.definition, width, initial_indent="  ",
+                            subsequent_indent="  "),
+             rows_line(int(result["num_valid"]), int(result["num_examples"]),
+                       result.get("error_counts"))]
+    return "\n".join(lines)
