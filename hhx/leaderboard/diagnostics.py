@@ -28,6 +28,7 @@ NCOL = 4
 CAL_BINS = 10
 CLIP_PCT = (1.0, 99.0)
 PANEL_IN = 3.3  # inches per panel side
+MAX_HEIGHT_IN = 600.0  # at 100 dpi, well under Agg's 65,536-pixel limit
 
 
 def _models(lb: Leaderboard, td: TaskData) -> list[str]:
@@ -60,8 +61,9 @@ def _draw(lb: Leaderboard, td: TaskData, path: Path, per_model: int, panel, head
     if not models:
         return f"{td.name}: no model has a valid answer"
     nrow, ncol, cells = panel_grid(len(models), per_model)
-    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, PANEL_IN * ncol + 0.6),
-                                              PANEL_IN * nrow + 0.8), squeeze=False)
+    side = min(PANEL_IN, MAX_HEIGHT_IN / nrow)  # Agg draws at most 2**16 pixels a side
+    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, side * ncol + 0.6), side * nrow + 0.8),
+                         squeeze=False)
     used = set(cells)
     for (r, c), (m, i) in zip(cells, [(m, i) for m in models for i in range(per_model)]):
         panel(axes[r, c], m, i)
