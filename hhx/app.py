@@ -296,7 +296,9 @@ def main() -> float | None:
         return None
     pause_gc()  # while Hydra, MLflow and pandas load; resumed when the stage's work begins
     try:
-        sys.argv[1:] = expand_task_sets(args)
+        from hhx.stages.describe import take_json_flag  # `stage=describe --json`
+
+        sys.argv[1:] = expand_task_sets(take_json_flag(args))
         return _hydra_main()
     except KeyboardInterrupt:  # Ctrl-C outside a stage's own handling (start-up, a dry run...)
         interrupted()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import matplotlib.text
@@ -18,10 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hhx.leaderboard import diagnostics, figures
+from hhx.leaderboard import diagnostics, figures, plotting
 from hhx.leaderboard.collect import collect_runs_dir, run_url, select_runs
-from hhx.leaderboard.figures import MIN_FONT, period_midpoint, write_figures
+from hhx.leaderboard.figures import period_midpoint, write_figures
 from hhx.leaderboard.metrics import PRIMARY, point_metric
+from hhx.leaderboard.plotting import MIN_FONT
 from hhx.leaderboard.report import best_per_task, matrix_html, write_html
 from hhx.leaderboard.tables import Settings, compute
 from tests.test_leaderboard_stage import MODELS, _numeric_task, oracle_score, write_runs
@@ -133,7 +135,7 @@ def test_figures_labelled_readable_synthetic_distinct_swatches(lb, drawn):
         assert min(t.get_fontsize() for t in texts) >= MIN_FONT, name
         titles = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes]
         assert any(t.startswith("[SYNTHETIC") for t in titles), name
-        assert fig.get_figwidth() * figures.DPI <= 1300, name  # shown unscaled in the report
+        assert fig.get_figwidth() * plotting.DPI <= 1300, name  # shown unscaled in the report
         for ax in fig.axes:
             if ax.get_label() == "<colorbar>":
                 continue
@@ -173,3 +175,30 @@ def test_same_n_on_other_examples_is_marked_too(tmp_path):
     assert not tm["same_examples"].any()  # nobody covers the union: nothing is starred
     assert best_per_task(lb) == {}
     assert matrix_html(lb).count("\u26a0 n=60 of 120") == len(MODELS)
+
+
+def test_diagnostics_show_every_model(tmp_path, monkeypatch):
+    """6 models x 2 targets = 12 panels (more than the 8 once shown): every model's panels are
+    drawn, each model on a row of its own in leaderboard order, none left out."""
+    task = _numeric_task()
+    root = tmp_path / "runs"
+    write_runs(root, [task])
+    for extra in ("llm-c", "llm-d"):  # more models: copies of llm-a's run under other names
+        shutil.copytree(root / "llm-a", root / extra)
+        info = root / extra / task.name / "run_info.json"
+        d = json.loads(info.read_text())
+        d["tags"]["hhx.model"] = extra
+        info.write_text(json.dumps(d))
+    sel = select_runs(collect_runs_dir(root), include_synthetic=True)
+    lb = compute(sel, {task.name: task}.__getitem__, Settings(n_resamples=20))
+    assert len(lb.models) == 6
+    seen = {}
+    monkeypatch.setattr(diagnostics, "save", lambda fig, path: seen.setdefault(path.stem, fig))
+    diagnostics.write_diagnostics(lb, tmp_path / "figures")
+    fig = seen["task_sim_numeric"]
+    titles = [ax.get_title() for ax in fig.axes if ax.axison]
+    assert len(titles) == 12
+    order = list(lb.leaderboard["model"])
+    assert [t.split(" (")[0] for t in titles] == [m for m in order for _ in range(2)]
+    assert "first" not in fig.get_suptitle()
+    assert diagnostics.panel_grid(6, 2)[:2] == (6, 2) and diagnostics.panel_grid(9, 1)[:2] == (3, 4)

@@ -48,7 +48,7 @@ def test_misspelt_key_is_one_line_and_leaves_no_run_folder(tmp_path):
     errors = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert errors == ["hhx: error: unknown setting data.maxexamples; did you mean "
                       "data.max_examples?"]
-    ok = hhx(tmp_path, "stage=describe", "tracking=none")
+    ok = hhx(tmp_path, "stage=describe", "tracking=none", "--json")
     assert ok.returncode == 0 and json.loads(ok.stdout)["name"] == "labor_cps_jobfind"
     assert not (tmp_path / "outputs").exists()  # neither run produced anything
 

@@ -10,8 +10,8 @@ valid rows only, as the official metrics use them:
 - probability (distribution) tasks: calibration per model: predicted probabilities of every bin
   of every row grouped into ten equal-width groups, each group's mean predicted probability
   against the mean reported probability, with the diagonal for perfect calibration.
-At most MAX_PANELS panels per figure (models in leaderboard order); the title says when some
-were left out.
+Every model with a valid answer gets its panels (models in leaderboard order, each model's
+fields on a row of their own, at most NCOL panels wide), so no model is left out of the report.
 """
 
 from __future__ import annotations
@@ -21,42 +21,57 @@ from pathlib import Path
 import numpy as np
 
 from hhx.leaderboard.examples import TaskData
-from hhx.leaderboard.figures import colors, save, subplots, title
+from hhx.leaderboard.plotting import colors, save, subplots, title
 from hhx.leaderboard.tables import Leaderboard
 
-MAX_PANELS = 8
 NCOL = 4
 CAL_BINS = 10
 CLIP_PCT = (1.0, 99.0)
+PANEL_IN = 3.3  # inches per panel side
+MAX_HEIGHT_IN = 600.0  # at 100 dpi, well under Agg's 65,536-pixel limit
 
 
-def _grid(n: int):
-    ncol = min(NCOL, n)
-    nrow = -(-n // ncol)
-    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, 3.3 * ncol + 0.6), 3.3 * nrow + 0.8),
-                         squeeze=False)
-    for ax in axes.ravel()[n:]:
-        ax.set_axis_off()
-    return fig, axes.ravel()
+def _models(lb: Leaderboard, td: TaskData) -> list[str]:
+    """The task's models with a valid answer, in leaderboard order (then any others)."""
+    order = [m for m in lb.leaderboard["model"] if m in td.preds]
+    order += [m for m in td.models if m not in order]
+    return [m for m in order if td.valid[m].any()]
 
 
-def _panels(td: TaskData, per_model: int) -> list[tuple[str, int]]:
-    """(model, segment index) pairs for models with valid answers."""
-    return [(m, i) for m in td.models if td.valid[m].any() for i in range(per_model)]
+def panel_grid(n_models: int, per_model: int) -> tuple[int, int, list[tuple[int, int]]]:
+    """(rows, columns, (row, column) of each (model, segment) panel in model-major order).
+
+    One segment per model: models fill rows of up to NCOL. Several: each model starts a row and
+    its segments wrap after NCOL."""
+    if per_model == 1:
+        ncol = min(NCOL, n_models)
+        cells = [(i // ncol, i % ncol) for i in range(n_models)]
+        return -(-n_models // ncol), ncol, cells
+    ncol = min(NCOL, per_model)
+    rows_each = -(-per_model // ncol)
+    cells = [(j * rows_each + i // ncol, i % ncol)
+             for j in range(n_models) for i in range(per_model)]
+    return n_models * rows_each, ncol, cells
 
 
 def _draw(lb: Leaderboard, td: TaskData, path: Path, per_model: int, panel, head: str
           ) -> Path | str:
-    """One panel per (model, segment) via `panel(ax, model, segment index)`, capped."""
-    panels = _panels(td, per_model)
-    if not panels:
+    """One panel per (model, segment) via `panel(ax, model, segment index)`, every model."""
+    models = _models(lb, td)
+    if not models:
         return f"{td.name}: no model has a valid answer"
-    shown = panels[:MAX_PANELS]
-    fig, axes = _grid(len(shown))
-    for ax, (m, i) in zip(axes, shown):
-        panel(ax, m, i)
-    more = "" if len(shown) == len(panels) else f" (first {len(shown)} of {len(panels)} panels)"
-    fig.suptitle(title(lb, f"{td.name}: {head}{more}"))
+    nrow, ncol, cells = panel_grid(len(models), per_model)
+    side = min(PANEL_IN, MAX_HEIGHT_IN / nrow)  # Agg draws at most 2**16 pixels a side
+    fig, axes = subplots(nrow, ncol, figsize=(min(13.0, side * ncol + 0.6), side * nrow + 0.8),
+                         squeeze=False)
+    used = set(cells)
+    for (r, c), (m, i) in zip(cells, [(m, i) for m in models for i in range(per_model)]):
+        panel(axes[r, c], m, i)
+    for r in range(nrow):
+        for c in range(ncol):
+            if (r, c) not in used:
+                axes[r, c].set_axis_off()
+    fig.suptitle(title(lb, f"{td.name}: {head}"))
     return save(fig, path)
 
 

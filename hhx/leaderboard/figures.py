@@ -10,68 +10,20 @@ size the report shows it (figures are at most ~13 in wide at 100 dpi, i.e. not s
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
-import matplotlib
+import matplotlib.dates as mdates
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-# Category axes of task names log one INFO line per plot; they are not news to the user.
-logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
+from hhx.leaderboard.diagnostics import write_diagnostics
+from hhx.leaderboard.plotting import colors, metric_label, save, subplots, title
+from hhx.leaderboard.tables import Leaderboard
+from hhx.scoring.metric_names import official
 
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-from hhx.io import atomic_path  # noqa: E402
-from hhx.leaderboard.metrics import OFFICIAL  # noqa: E402
-from hhx.leaderboard.tables import Leaderboard  # noqa: E402
-
-SYNTHETIC_LABEL = "[SYNTHETIC DEMO DATA] "
 FIGURES = ("leaderboard", "relmae_by_task", "type_summary", "bias", "class_shares",
            "persistence", "cutoff", "over_time")
-MIN_FONT = 10  # points; tests check every text of every figure
-DPI = 100
-DIRECTION = {"numeric": "lower is better", "categorical": "higher is better",
-             "distribution": "lower is better"}
-
-
-def metric_label(kind: str) -> str:
-    """The official metric of a target type with its direction, for axes and headers."""
-    return f"{OFFICIAL[kind]} ({DIRECTION[kind]})"
-
-
-def colors(models: list[str]) -> dict[str, tuple]:
-    # tab10's colours are the most distinct; tab20 (paired shades) only when there are more models.
-    cmap = plt.get_cmap("tab10" if len(models) <= 10 else "tab20")
-    return {m: cmap(i % cmap.N) for i, m in enumerate(models)}
-
-
-
-def subplots(*args, **kwargs):
-    # matplotlib's default sizes (10 pt text, 12 pt titles) are the floor; no call sets less.
-    return plt.subplots(*args, layout="constrained", **kwargs)
-
-
-
-def title(lb: Leaderboard, text: str) -> str:
-    return (SYNTHETIC_LABEL if lb.synthetic else "") + text + f" (split {lb.split})"
-
-
-
-def save(fig, path: Path) -> Path:
-    """Write the figure, first raising any text below MIN_FONT (tick labels set per call)."""
-    for text in fig.findobj(matplotlib.text.Text):
-        if text.get_text() and text.get_fontsize() < MIN_FONT:
-            text.set_fontsize(MIN_FONT)
-    with atomic_path(path) as tmp:
-        # "tight" widens a narrow figure to its long (suptitle) text instead of clipping it.
-        fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
 
 
 def _yerr(point, lo, hi) -> np.ndarray:
@@ -118,9 +70,9 @@ def relmae_figure(lb: Leaderboard, path: Path) -> Path | str:
     ax.set_xticks(np.arange(len(tasks)), [t + (" (policy)" if lb.tds[t].mode == "policy" else "")
                                           for t in tasks], rotation=45, ha="right")
     ax.set_xlabel("numeric task")
-    ax.set_ylabel("RelMAE (1 = no-change; lower is better)")
+    ax.set_ylabel(f"{official('numeric').name} (1 = no-change; lower is better)")
     ax.legend(ncol=2)
-    ax.set_title(title(lb, "RelMAE by task; hatched = policy-response"))
+    ax.set_title(title(lb, f"{official('numeric').name} by task; hatched = policy-response"))
     return save(fig, path)
 
 
@@ -252,7 +204,7 @@ def persistence_figure(lb: Leaderboard, path: Path) -> Path | str:
                    label="no-change, same rows" if k == 0 else None)
     ax.set_xticks(x, models, rotation=45, ha="right")
     ax.set_xlabel("model")
-    ax.set_ylabel("mean TV (lower is better)")
+    ax.set_ylabel(metric_label("distribution"))
     ax.legend()
     ax.set_title(title(lb, "Reports changed vs unchanged from the previous report"))
     return save(fig, path)
@@ -339,8 +291,6 @@ def over_time_figure(lb: Leaderboard, path: Path) -> Path | str:
 
 def write_figures(lb: Leaderboard, out_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
     """Draw every figure that has data: (name -> PNG path, name -> why it was not drawn)."""
-    from hhx.leaderboard.diagnostics import write_diagnostics
-
     makers = {
         "leaderboard": leaderboard_figure, "relmae_by_task": relmae_figure,
         "type_summary": type_summary_figure, "bias": bias_figure,

@@ -15,8 +15,6 @@ import numpy as np
 from hhx.leaderboard.examples import TaskData
 
 PRIMARY = "primary"
-METRIC_NAMES = {"numeric": "relmae", "categorical": "macro_f1", "distribution": "tv"}
-OFFICIAL = {"numeric": "mean RelMAE", "categorical": "mean macro-F1", "distribution": "mean TV"}
 
 
 def stat_matrix(td: TaskData, pred: np.ndarray, mask: np.ndarray) -> np.ndarray:

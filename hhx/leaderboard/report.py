@@ -3,8 +3,9 @@
 The report never shows a blank figure or a header-only table: what has no data is left out with
 one line saying why. Its core is the task x model matrix: each cell the official score with its
 bootstrap interval, n, and a link to the run (MLflow UI page or run folder); each column names
-the metric and whether higher or lower is better; the best score per task is marked, among the
-runs evaluated on the task's full example set only; runs on other examples are marked.
+the metric and whether higher or lower is better; the best per task, among the runs evaluated on
+the task's full example set only, gets ★ where its interval is clear of the runner-up's and of
+no-change's (hhx.leaderboard.best), else "tied"; runs on other examples are marked.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from hhx.io import write_text_atomic
-from hhx.leaderboard.metrics import OFFICIAL
+from hhx.leaderboard.best import Verdict, verdicts
 from hhx.leaderboard.tables import Leaderboard
+from hhx.scoring.metric_names import official
 from hhx.tracking.ui import MLFLOW_UI_DEFAULT
 
 SYNTHETIC_BANNER = (
@@ -29,8 +31,8 @@ SYNTHETIC_BANNER = (
 MAX_HTML_ROWS = 300  # analyses tables longer than this are shown in part (full CSVs beside)
 CAPTIONS = {
     "leaderboard": "Average rank across tasks with bootstrap intervals.",
-    "relmae_by_task": "RelMAE relative to no-change by numeric task; hatched bars are "
-                      "policy-response tasks.",
+    "relmae_by_task": f"{official('numeric').name} relative to no-change by numeric task; "
+                      "hatched bars are policy-response tasks.",
     "type_summary": "Mean official metric per target type, baseline vs policy-response tasks.",
     "bias": "Over/under-prediction on numeric targets; majority-class over-prediction on "
             "categorical tasks.",
@@ -127,15 +129,34 @@ def best_per_task(lb: Leaderboard) -> dict[str, set[str]]:
     return out
 
 
+def _matrix_cell(r: pd.Series, verdict: Verdict | None, model: str) -> str:
+    """One cell: score (\u2605 or "tied" for the task's best), interval, n, valid, run link."""
+    starred = verdict is not None and verdict.best == model and verdict.starred
+    tied = verdict is not None and verdict.best == model and not verdict.starred
+    score = f"<b>{fmt(r['score'])}" + (" \u2605" if starred else "") + "</b>"
+    if tied:
+        score += f" <span class='tied'>{html.escape(verdict.mark)}</span>"
+    n = f"n={int(r['num_examples'])}"
+    if not r["same_examples"]:
+        n = (f"<span class='warn'>\u26a0 n={int(r['num_examples'])} of "
+             f"{int(r['n_task_examples'])}: other examples, not comparable</span>")
+    valid = f", {int(r['num_valid'])} valid" if r["num_valid"] != r["num_examples"] else ""
+    link = _link(r.get("url"), "run") if isinstance(r.get("url"), str) else "derived"
+    cls = (" class='best'" if starred else " class='tied'" if tied
+           else " class='other'" if not r["same_examples"] else "")
+    return (f"<td{cls}>{score}<br>[{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]"
+            f"<br>{n}{valid} \u00b7 {link}</td>")
+
+
 def matrix_html(lb: Leaderboard) -> str:
     """The task x model matrix: score [interval], n, run link; best marked; direction per task."""
     tm = lb.task_metrics.set_index(["model", "task"])
     tasks = list(lb.tds)
-    best = best_per_task(lb)
+    verdict = verdicts(lb)
     conf = f"{lb.settings.confidence:.0%}"
     head = "<th>model</th>" + "".join(
         f"<th>{html.escape(t)}<br><span class='metric'>"
-        f"{html.escape(OFFICIAL[lb.tds[t].target_type])}, "
+        f"{html.escape(official(lb.tds[t].target_type).name)}, "
         f"{ARROW[lb.tds[t].higher_is_better]}</span></th>" for t in tasks)
     rows = []
     for model in lb.leaderboard["model"]:
@@ -143,21 +164,8 @@ def matrix_html(lb: Leaderboard) -> str:
         for t in tasks:
             if (model, t) not in tm.index:
                 cells.append("<td class='none'>not run</td>")
-                continue
-            r = tm.loc[(model, t)]
-            is_best = model in best.get(t, set())
-            score = f"{fmt(r['score'])}" + (" \u2605" if is_best else "")
-            n = f"n={int(r['num_examples'])}"
-            if not r["same_examples"]:
-                n = (f"<span class='warn'>\u26a0 n={int(r['num_examples'])} of "
-                     f"{int(r['n_task_examples'])}: other examples, not comparable</span>")
-            valid = (f", {int(r['num_valid'])} valid" if r["num_valid"] != r["num_examples"]
-                     else "")
-            link = _link(r.get("url"), "run") if isinstance(r.get("url"), str) else "derived"
-            cls = " class='best'" if is_best else (" class='other'" if not r["same_examples"]
-                                                   else "")
-            cells.append(f"<td{cls}><b>{score}</b><br>[{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]"
-                         f"<br>{n}{valid} \u00b7 {link}</td>")
+            else:
+                cells.append(_matrix_cell(tm.loc[(model, t)], verdict.get(t), model))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     local = any(isinstance(u, str) and u.startswith(MLFLOW_UI_DEFAULT)
                 for u in lb.task_metrics.get("url", []))
@@ -166,7 +174,10 @@ def matrix_html(lb: Leaderboard) -> str:
           "&gt; --workers 1</code>.</p>") if local else ""
     return ui + (f"<p>Each cell: the official score on the model's valid rows, its {conf} bootstrap "
             f"interval ({lb.settings.n_resamples} resamples), n = examples evaluated, and the "
-            "run. \u2605 best per task among runs on the task's full example set (two or more); "
+            "run. \u2605 best per task among runs on the task's full example set (two or more), "
+            f"where the {conf} interval of its paired difference to the runner-up excludes 0 and "
+            "it beats no-change clearly (its interval does not cover no-change's score); "
+            "otherwise the best cell says tied, and with whom; "
             "\u26a0 the run was evaluated on other examples and is not ranked with the rest "
             "unmarked.</p>"
             f"<table class='matrix'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}"
@@ -179,7 +190,7 @@ table{border-collapse:collapse;font-size:14px;margin:1em 0;display:block;overflo
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}
 th{background:#eee} td:first-child,th:first-child{text-align:left}
 table.matrix td,table.matrix thead th{text-align:center} .metric{font-weight:normal;font-size:13px}
-td.best{background:#e3f4e1} td.other{background:#fdebd0} td.none{color:#888}
+td.best{background:#e3f4e1} td.tied{background:#f3f3e0} .tied{font-size:13px} td.other{background:#fdebd0} td.none{color:#888}
 .warn{color:#a04000;font-weight:bold} .empty{color:#555;font-style:italic}
 .banner{background:#fff3cd;border:2px solid #c90;padding:1em;font-weight:bold}
 img{max-width:100%;border:1px solid #ddd} figure{margin:1.5em 0}

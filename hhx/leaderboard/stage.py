@@ -24,6 +24,7 @@ from hhx.config import LeaderboardConfig, TaskConfig, TrackingConfig
 from hhx.errors import ConfigError
 from hhx.io import write_csv_atomic, write_json_atomic, write_text_atomic
 from hhx.leaderboard.collect import collect_mlflow, collect_runs_dir, select_runs
+from hhx.leaderboard.console import rank_table, score_table
 from hhx.leaderboard.examples import task_loader
 from hhx.leaderboard.figures import write_figures
 from hhx.leaderboard.report import SYNTHETIC_BANNER, to_markdown, write_html
@@ -187,12 +188,12 @@ def _run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None,
     files = write_outputs(lb, out_dir, meta)
     if tracking is not None and tracking.enabled:
         run_id = log_to_mlflow(lb, out_dir, tracking, meta, run_id)
-    shown = lb.leaderboard[["model", "avg_rank", "rank_lo", "rank_hi", "n_tasks_ranked",
-                            "same_examples"]]
     label = " (SYNTHETIC demo data)" if lb.synthetic else ""
     print(f"\nleaderboard{label}: {len(selection.runs)} run(s), split {lb.split}, "
           f"{settings.n_resamples:,} bootstrap resamples")
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    print(score_table(lb))
+    print()
+    print(rank_table(lb))
     for note in lb.notes:
         print(f"note: {note}")
     print(f"report: {files['report.html']}" + (f" · MLflow run {run_id}" if run_id else ""))

@@ -26,8 +26,9 @@ from hhx.leaderboard.bootstrap import (
 )
 from hhx.leaderboard.collect import Selection
 from hhx.leaderboard.examples import NO_CHANGE, XGBOOST, TaskData, build_all
-from hhx.leaderboard.metrics import OFFICIAL, model_point
+from hhx.leaderboard.metrics import model_point
 from hhx.leaderboard.rank import leaderboard_table, rank_table
+from hhx.scoring.metric_names import official
 
 TYPES = ("numeric", "categorical", "distribution")
 GROUPS = ("baseline", "policy", "all")
@@ -143,7 +144,7 @@ def _summary(tds, boots, models, confidence) -> pd.DataFrame:
                 point = float(np.mean([boots[t].point[m] for t in have]))
                 draws = np.mean([boots[t].model_draws(m) for t in have], axis=0)
                 lo, hi = percentile_interval(draws, confidence)
-                rows.append({"target_type": kind, "group": group, "metric": OFFICIAL[kind],
+                rows.append({"target_type": kind, "group": group, "metric": official(kind).name,
                              "model": m, "mean": point, "ci_lo": float(lo), "ci_hi": float(hi),
                              "n_tasks": len(have), "n_tasks_total": len(tasks),
                              "complete": len(have) == len(tasks)})
@@ -165,7 +166,7 @@ def compute(
         notes.append("no XGBoost run: differences to XGBoost are not reported")
     boots: dict[str, TaskBootstrap] = {}
     rows, target_rows = [], []
-    derived_cells: list[str] = []
+    derived_cells: list[tuple[str, str]] = []
     unlogged: list[str] = []
     undefined: list[str] = []
     bar = bootstrap_bar(len(tds), settings.n_resamples)
@@ -178,7 +179,7 @@ def compute(
                          + f"; {td.n} = every example any run of the task was evaluated on); "
                          "their scores are marked and come from other rows, so they rank only "
                          "roughly against the others; comparisons use rows valid for both")
-        derived_cells += [f"{m} x {name}" for m in sorted(td.derived)]
+        derived_cells += [(m, name) for m in sorted(td.derived)]
         tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb, bar)
         boots[name] = tb
         lo, hi = percentile_interval(tb.draws, settings.confidence)
@@ -192,7 +193,7 @@ def compute(
             run = td.runs.get(m)
             rows.append({
                 "task": name, "mode": td.mode, "target_type": td.target_type,
-                "metric": OFFICIAL[td.target_type], "model": m, "backend": td.backends[m],
+                "metric": official(td.target_type).name, "model": m, "backend": td.backends[m],
                 "score": tb.point[m], "ci_lo": float(lo[j]), "ci_hi": float(hi[j]),
                 **_run_figures(td, m),
                 "n_task_examples": td.n, "same_examples": sizes.get(m, td.n) == td.n,
@@ -206,8 +207,7 @@ def compute(
                     target_rows.append({"task": name, "model": m, "metric": key, "value": value})
     bar.close()
     if derived_cells:
-        notes.append(f"no no_change run, so no-change is derived from the details' "
-                     f"naive_baseline for: {', '.join(derived_cells)}")
+        notes.append(derived_note(derived_cells))
     if unlogged:
         notes.append(f"{len(unlogged)} runs logged no primary_score (not cross-checked): "
                      + "; ".join(unlogged))
@@ -228,7 +228,7 @@ def compute(
     board.insert(1, "backend", board["model"].map(backends))
     for kind in TYPES:
         part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
-        board[OFFICIAL[kind]] = board["model"].map(part.set_index("model")["mean"])
+        board[official(kind).name] = board["model"].map(part.set_index("model")["mean"])
     board = _mark_examples(board, task_metrics)
     summary["same_examples"] = summary["model"].map(board.set_index("model")["same_examples"])
     board["synthetic"] = selection.synthetic
@@ -255,6 +255,23 @@ def compute(
         },
         notes=notes,
     )
+
+
+def derived_note(cells: list[tuple[str, str]]) -> str:
+    """What a derived no-change entry is: (model name, task) pairs -> one note naming the tasks.
+
+    A task without a no_change run still has its no-change answers (each run's details carry the
+    naive_baseline), so no-change is scored from them: it stays the reference of every task."""
+    by_name: dict[str, list[str]] = {}
+    for model, task in cells:
+        by_name.setdefault(model, []).append(task)
+    parts = []
+    for model, tasks in by_name.items():
+        shown = "" if model == NO_CHANGE else f" (listed as {model!r})"
+        parts.append(f"no no_change run for {', '.join(tasks)}: no-change{shown} is scored "
+                     "there from the no-change answers (naive_baseline) the other runs' details "
+                     "record")
+    return "; ".join(parts)
 
 
 def example_set_sizes(td: TaskData) -> dict[str, int]:
