@@ -26,6 +26,7 @@ class Stage(str, Enum):
     leaderboard = "leaderboard"
     describe = "describe"
     list = "list"  # noqa: A003 - what can run here (tasks, models, data present)
+    fetch = "fetch"  # the official release from the Hugging Face Hub (hhx/stages/fetch.py)
     # Fine-tuning (hhx/stages/sft_data.py, hhx/stages/sft.py; the sft/ group).
     sft_data = "sft_data"
     sft = "sft"

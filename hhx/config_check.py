@@ -23,8 +23,9 @@ from hhx.errors import ConfigError
 # Settings whose values are free-form mappings (any key is fine below them).
 FREE = {"model.extra", "task.xgb_seeds", "survey.raw", "survey.demo", "data.demo.surveys"}
 # The short forms of sweep.force / sweep.dry_run (`+force=true`, `+dry_run=true`: hhx/sweeps/cell.py
-# reads either), top-level keys Hydra adds that the schema does not list.
-SHORT_FORMS = {"force", "dry_run"}
+# reads either), top-level keys Hydra adds that the schema does not list; `+fetch.<key>=` is
+# stage=fetch's options (checked there, hhx/stages/fetch.py).
+SHORT_FORMS = {"force", "dry_run", "fetch"}
 
 # key -> (lowest, highest, whether the lowest is allowed); None = unbounded on that side.
 RANGES: dict[str, tuple[float | None, float | None, bool]] = {

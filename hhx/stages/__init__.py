@@ -15,6 +15,7 @@ STAGES = {
     "describe": "hhx.stages.describe",
     "leaderboard": "hhx.leaderboard.stage",
     "list": "hhx.stages.listing",
+    "fetch": "hhx.stages.fetch",
     "sft_data": "hhx.stages.sft_data",
     "sft": "hhx.stages.sft",
 }
