@@ -35,13 +35,13 @@ EVAL_SAMPLE_MB = 13  # README sizes: used when the Hub cannot be asked (offline,
 FULL_RELEASE_GB = 6.5
 # The 13 files a rebuild needs from their providers (spec 00_common.md 1.2), by raw-path prefix;
 # every other raw input is supplied in FULL_REPO's raw/ folder.
-OWN_DOWNLOADS = {
-    "micro/cex/diary/icpsr": "ICPSR CEX Diary 1982-1989 (icpsr.umich.edu, series 20)",
-    "micro/cps/cps_basic": "IPUMS CPS extract (cps.ipums.org)",
-    "micro/census/census": "IPUMS USA extract (usa.ipums.org)",
-    "micro/mich/mich.csv": "Michigan Surveys of Consumers (data.sca.isr.umich.edu)",
-    "micro/psid-shelf": "PSID-SHELF V2 (openICPSR 194322)",
-    "macro/fred-qd": "FRED-QD 2026-07 (St. Louis Fed)",
+OWN_DOWNLOADS = {  # README "Real data" says where each is requested
+    "micro/cex/diary/icpsr": "your ICPSR download",
+    "micro/cps/cps_basic": "your IPUMS CPS extract",
+    "micro/census/census": "your IPUMS USA extract",
+    "micro/mich/mich.csv": "your Michigan SCA extract",
+    "micro/psid-shelf": "your PSID-SHELF download",
+    "macro/fred-qd": "your FRED-QD download",
 }
 
 
