@@ -70,3 +70,19 @@ def test_stage_list_rows_say_download_or_rebuild_and_see_a_fetched_eval_sample(t
     jobfind = rows["labor_cps_jobfind"]
     assert jobfind["release"] == "rebuild" and jobfind["rows"] == "505,774"
     assert "cps_basic.csv.gz" in jobfind["data here"] and "fred-qd" not in jobfind["data here"]
+
+
+def test_the_readme_real_data_table_is_the_catalog():
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Real data", 1)[1].split("\n### ", 1)[0]
+    found = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0].startswith("`") and cells[0].strip("`") in cat.catalog():
+            found[cells[0].strip("`")] = cells
+    assert list(found) == list(cat.catalog())
+    for name, cells in found.items():
+        row = cat.catalog()[name]
+        assert cells[1:5] == [row.survey, row.target_type, row.years, f"{row.rows:,}"], name
+        assert cells[5] == f"{row.test_pre} / {row.test_post or '–'}", name
+        assert cells[6].startswith("download" if row.downloadable else "rebuild: "), name

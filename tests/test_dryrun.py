@@ -27,7 +27,7 @@ def test_a_dry_run_builds_nothing_writes_nothing_and_prices_every_cell(tmp_path)
     proc = dry(tmp_path, "task=cons_sce_growth,labor_cps_jobfind", "model=gpt_5,no_change")
     assert proc.returncode == 0, proc.stderr
     assert list(tmp_path.iterdir()) == []  # no data/, outputs/, multirun/, mlflow.db
-    lines = proc.stdout.splitlines()
+    lines = proc.stdout.splitlines()[1:]  # after "dry run: pricing 4 cells ..."
     assert lines[0].startswith("sweep dry run: 4 cells; would send 400 requests")
     rows = [line.split() for line in lines[2:6]]
     assert {(r[1], r[2]) for r in rows} == {(t, m) for t in ("cons_sce_growth", "labor_cps_jobfind")
@@ -48,7 +48,7 @@ def test_a_dry_run_reads_the_sizes_of_an_eval_sample_on_disk(tmp_path):
                "data.max_examples=200")
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sample"]
-    rows = [line.split() for line in proc.stdout.splitlines()[2:4]]
+    rows = [line.split() for line in proc.stdout.splitlines()[3:5]]
     # 7 prompts of 84 + 368 characters and two messages' overhead, ~4 characters a token
     assert all(r[3] == "7" and r[6] == str(int(7 * (84 + 368 + 32) / 4)) for r in rows), rows
     assert all(r[-2] == "files" for r in rows)  # "data files"

@@ -273,7 +273,9 @@ def run_dry(sweeper: Any, arguments: list[str]) -> list[Any]:
     from hhx.sweeps.summary import format_summary, records_frame
 
     started = time.perf_counter()
-    records = plan_jobs(sweeper, sweep_jobs(sweeper, arguments))
+    jobs = sweep_jobs(sweeper, arguments)
+    print(f"dry run: pricing {len(jobs)} cells (nothing is built or sent)...", flush=True)
+    records = plan_jobs(sweeper, jobs)
     frame = records_frame(records)
     print(format_summary(frame))
     sources = sorted({r["sizes"] for r in records})
