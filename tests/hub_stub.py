@@ -3,7 +3,8 @@ resolve a revision, list a dataset's tree and download a file (HEAD then GET on 
 network: tests point HF_ENDPOINT at it. `files` maps repo -> {path: bytes}; a path in `lfs` is
 served as an LFS file (sha256 checksum), others by git blob id. `cut` maps a path to a number of
 bytes: the GET sends only that many (a truncated download); `corrupt` serves changed bytes of
-the announced size. `requests` records (method, path) of every request.
+the announced size. `requests` records (method, path) of every request, `auth` the
+Authorization headers.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class HubStub:
         self.cut: dict[str, int] = {}
         self.corrupt: set[str] = set()
         self.requests: list[tuple[str, str]] = []
+        self.auth: set[str] = set()  # the Authorization headers seen
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,6 +76,7 @@ class HubStub:
         url = urlparse(h.path)
         path = unquote(url.path)
         self.requests.append(("HEAD" if head else "GET", path))
+        self.auth.add(h.headers.get("Authorization") or "")
         parts = path.strip("/").split("/")
         if parts[:2] == ["api", "datasets"]:
             return self.api(h, parts[2:])

@@ -61,11 +61,13 @@ def hub():
 
 
 def hhx(tmp_path: Path, hub: HubStub | None, *args: str, offline: bool = False,
-        timeout: float = 120) -> subprocess.CompletedProcess:
+        timeout: float = 120, token: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HOME": str(tmp_path / "hf_home"),
            "HF_HUB_DISABLE_TELEMETRY": "1"}
-    env.pop("HF_HUB_CACHE", None)
-    env.pop("HF_HUB_OFFLINE", None)
+    for name in ("HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        env.pop(name, None)
+    if token:
+        env["HF_TOKEN"] = token
     env["HF_ENDPOINT"] = hub.url if hub is not None else "http://127.0.0.1:9"
     if offline:
         env["HF_HUB_OFFLINE"] = "1"
@@ -106,8 +108,10 @@ def test_fetch_eval_sample_then_evaluate_it_and_a_rerun_downloads_nothing(tmp_pa
 
 def test_fetch_full_release_of_one_task_and_the_supplied_raw_inputs(tmp_path, hub):
     proc = hhx(tmp_path, hub, "stage=fetch", "data=official", "+fetch.release=full",
-               f"task={OTHER}", "+fetch.raw=true")
+               f"task={OTHER}", "+fetch.raw=true", token="hf_test_token")
     assert proc.returncode == 0, proc.stderr
+    assert "Bearer hf_test_token" in hub.auth  # HF_TOKEN goes with the requests
+    assert (tmp_path / "hf_home" / "hub").is_dir()  # the Hub cache under HF_HOME
     root = tmp_path / "data" / "official" / "householdbench"
     for rel in cat.release_files(OTHER):
         assert (root / rel).read_bytes() == f"{OTHER} {rel}\n".encode()
