@@ -53,3 +53,37 @@ def test_a_dry_run_reads_the_sizes_of_an_eval_sample_on_disk(tmp_path):
     assert all(r[3] == "7" and r[6] == str(int(7 * (84 + 368 + 32) / 4)) for r in rows), rows
     assert all(r[-2] == "files" for r in rows)  # "data files"
     assert catalog()["cons_sce_growth"].test_pre == 200  # the catalog would have said 200
+
+
+def test_a_dry_run_marks_a_cell_finished_in_mlflow_with_the_same_settings(tmp_path):
+    import mlflow
+    from hydra import compose, initialize_config_dir
+
+    from hhx.config import register_configs
+    from hhx.paths import register_resolvers
+    from hhx.sweeps.grid import register_resolvers as register_sweep_resolvers
+    from hhx.sweeps.order import settings_hash
+    from hhx.tracking.store import prepare_store
+
+    register_configs()
+    register_resolvers()
+    register_sweep_resolvers()
+    with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
+        job = compose("config", overrides=["task=cons_sce_growth", "model=no_change",
+                                           f"paths.root={tmp_path}"], return_hydra_config=True)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"  # where paths.root puts the store
+    experiment = prepare_store(uri, "hhx")
+    client = mlflow.tracking.MlflowClient(uri)
+    run = client.create_run(experiment, tags={  # what an evaluate run of that cell carries
+        "hhx.stage": "evaluate", "hhx.task": "cons_sce_growth", "hhx.model": "no_change",
+        "hhx.config_hash": settings_hash(job)})
+    client.set_terminated(run.info.run_id, "FINISHED")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    proc = dry(tmp_path, "task=cons_sce_growth,house_sce_move", "model=no_change")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()[1:]
+    assert lines[0].startswith("sweep dry run: 2 cells, 1 already done")
+    done = {line.split()[1]: ("True" in line.split(), "False" in line.split())
+            for line in lines[2:4]}
+    assert done == {"cons_sce_growth": (True, False), "house_sce_move": (False, True)}
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written

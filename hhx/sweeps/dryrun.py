@@ -230,17 +230,57 @@ def sweep_jobs(sweeper: Any, arguments: list[str]) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
+def _store_exists(uri: str) -> bool:
+    """A local MLflow store is there (asking MLflow about a missing one would create it); a
+    server is assumed to be."""
+    from pathlib import Path
+
+    for scheme in ("sqlite:///", "file://"):
+        if uri.startswith(scheme):
+            return Path(uri[len(scheme):]).exists()
+    return "://" in uri or Path(uri).exists()
+
+
+_FINISHED: dict[tuple[str, str], dict[tuple[str, ...], float] | None] = {}
+
+
+def finished_runs(cfg: DictConfig) -> dict[tuple[str, ...], float] | None:
+    """(task, model, config hash) of the FINISHED evaluate runs in the cell's MLflow experiment
+    (hhx/sweeps/order.py reads the same); None when tracking is off or its store absent."""
+    tracking = cfg.get("tracking")
+    if tracking is None or not tracking.get("enabled"):
+        return None
+    key = (str(tracking.uri), str(tracking.experiment))
+    if key not in _FINISHED:
+        from hhx.sweeps.order import measured_seconds
+
+        _FINISHED[key] = measured_seconds(tracking) if _store_exists(key[0]) else None
+    return _FINISHED[key]
+
+
+def settings_hash_of(resolved: dict[str, Any] | None, cfg: DictConfig, task: Any) -> str:
+    """The cell's `hhx.config_hash`: its composed settings with its own task's definition."""
+    from hhx.config import as_plain
+    from hhx.sweeps.identity import config_hash
+
+    if resolved is None:
+        return config_hash(cfg)
+    return config_hash({**resolved, "task": as_plain(task)})
+
+
 def plan_jobs(sweeper: Any, jobs: list[list[str]]) -> list[dict[str, Any]]:
     """One record per job, as a sweep job's dry run writes it. A job's config is composed once
     per distinct setting besides its task (composing is ~0.3 s; a grid of 32 tasks x 12 models
-    composes 12), the task's definition read from conf/task/ (hhx/tasks/registry.py)."""
-    from omegaconf import open_dict
+    composes 12), the task's definition read from conf/task/ (hhx/tasks/registry.py). `done`: a
+    FINISHED run of the same task, model and settings is in MLflow (None: no store to ask)."""
+    from omegaconf import OmegaConf, open_dict
 
     from hhx.config_check import validate_config
     from hhx.tasks.registry import load_task
 
     loader = sweeper.hydra_context.config_loader
     composed: dict[tuple[str, ...], DictConfig] = {}
+    resolved: dict[tuple[str, ...], dict[str, Any]] = {}
     records = []
     for number, job in enumerate(jobs):
         task_name = next((o.partition("=")[2] for o in job if o.partition("=")[0] == "task"),
@@ -257,12 +297,17 @@ def plan_jobs(sweeper: Any, jobs: list[list[str]]) -> list[dict[str, Any]]:
             composed[key] = cfg
         cfg = composed[key]
         task = load_task(task_name) if separable else cfg.task
-        name = task_name or str(cfg.task.name)
+        name, model = task_name or str(cfg.task.name), str(cfg.model.name)
         n, chars, source = cell_size(cfg, name)
         plan = estimate_size(cfg, task, n, chars)
-        records.append({"job": number, "task": name, "model": str(cfg.model.name),
-                        "overrides": job, "status": "dry_run", "done": None, "sizes": source,
-                        **plan})
+        finished, done = finished_runs(cfg), None
+        if finished is not None:
+            if separable and key not in resolved:
+                resolved[key] = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+            chash = settings_hash_of(resolved.get(key) if separable else None, cfg, task)
+            done = (name, model, chash) in finished
+        records.append({"job": number, "task": name, "model": model, "overrides": job,
+                        "status": "dry_run", "done": done, "sizes": source, **plan})
     return records
 
 
@@ -279,8 +324,11 @@ def run_dry(sweeper: Any, arguments: list[str]) -> list[Any]:
     frame = records_frame(records)
     print(format_summary(frame))
     sources = sorted({r["sizes"] for r in records})
+    looked = any(r["done"] is not None for r in records)
     print(f"dry run: {len(records)} cells priced in {time.perf_counter() - started:.1f} s; "
           f"sizes from {', '.join(sources)} (catalog: hhx/bench/catalog.csv, the official "
-          "release's counts and the demo's typical prompt length); cells finished before are "
-          "not looked up; nothing was built, written or sent")
+          "release's counts and the demo's typical prompt length); "
+          + ("done = a FINISHED run of the same task, model and settings in MLflow"
+             if looked else "no MLflow store to look up finished cells")
+          + "; nothing was built, written or sent")
     return []
