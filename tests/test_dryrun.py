@@ -87,3 +87,15 @@ def test_a_dry_run_marks_a_cell_finished_in_mlflow_with_the_same_settings(tmp_pa
             for line in lines[2:4]}
     assert done == {"cons_sce_growth": (True, False), "house_sce_move": (False, True)}
     assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+
+
+def test_a_single_run_dry_run_prices_its_cell_and_leaves_nothing(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.run([sys.executable, "-m", "hhx", "task=labor_cps_jobfind", "model=gpt_5",
+                           "+dry_run=true", f"paths.root={tmp_path}"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("dry run: labor_cps_jobfind x gpt_5: 200 prompts, 200 requests")
+    assert "nothing was built or sent" in proc.stdout
+    assert list(tmp_path.iterdir()) == []  # no run folder, no demo data, no MLflow store

@@ -332,3 +332,23 @@ def run_dry(sweeper: Any, arguments: list[str]) -> list[Any]:
              if looked else "no MLflow store to look up finished cells")
           + "; nothing was built, written or sent")
     return []
+
+
+def run_single(cfg: DictConfig) -> dict[str, Any]:
+    """`+dry_run=true` on one run (no --multirun): the same pricing for its one cell; no data is
+    built, no request sent, no MLflow run opened."""
+    from hhx.sweeps.identity import config_hash
+    from hhx.tasks.registry import as_task
+
+    task = as_task(cfg.task)
+    n, chars, source = cell_size(cfg, task.name)
+    plan = estimate_size(cfg, task, n, chars)
+    finished = finished_runs(cfg)
+    done = None if finished is None else (task.name, str(cfg.model.name),
+                                           config_hash(cfg)) in finished
+    print(f"dry run: {task.name} x {cfg.model.name}: {plan['prompts']} prompts, "
+          f"{plan['requests']:,} requests, ~{plan['prompt_tokens']:,} prompt tokens, "
+          f"~${plan['cost_usd']:.2f} (at most ${plan['cost_usd_max']:.2f}); sizes from {source}"
+          + ("; already done (a FINISHED run with these settings)" if done else "")
+          + "; nothing was built or sent")
+    return {"primary_score": None, "dry_run": plan, "done": done}
