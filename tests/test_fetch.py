@@ -160,6 +160,10 @@ def test_a_task_the_release_does_not_ship_and_an_unreachable_hub_are_one_line(tm
     assert "data=raw" in errors(proc)[0] and "IPUMS" in errors(proc)[0]
     proc = hhx(tmp_path, hub, "stage=fetch", "data=official", "+fetch.relase=full")
     assert len(errors(proc)) == 1 and "did you mean fetch.release" in errors(proc)[0]
+    del hub.files[cat.EVAL_REPO][f"pre_cutoff/{OTHER}.jsonl"]  # the Hub's layout changed
+    proc = hhx(tmp_path, hub, "stage=fetch", "data=official")
+    assert len(errors(proc)) == 1 and f"has no pre_cutoff/{OTHER}.jsonl" in errors(proc)[0]
+    assert not (tmp_path / "data" / "official").exists()  # checked before any download
     proc = hhx(tmp_path, None, "stage=fetch", "data=official", timeout=60)
     assert proc.returncode != 0 and len(errors(proc)) == 1
     assert "cannot reach the Hugging Face Hub" in errors(proc)[0]

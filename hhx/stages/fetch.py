@@ -381,6 +381,25 @@ def download(remote: Remote, repo: str, commit: str, progress: Progress) -> None
     progress.file_done(remote.path, remote.size)
 
 
+def required_files(plan: Plan) -> list[str]:
+    """What each selected task must have in the repository (relative to the plan's root): its
+    pre-cutoff eval-sample file, or its table, prompts and split sidecar."""
+    if plan.release == "raw":
+        return []
+    if plan.release == "eval":
+        return [f for t in plan.tasks for f in cat.eval_sample_files(t)]
+    return [f for t in plan.tasks for f in cat.release_files(t) if not f.startswith("baselines/")]
+
+
+def check_complete(plan: Plan, remotes: list[Remote], where: str) -> None:
+    have = {r.dest for r in remotes}
+    missing = [f for f in required_files(plan) if plan.root / f not in have]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise DataError(f"fetch: {where} has no {missing[0]}{more}; the release's layout is not "
+                        "the one hhx knows (hhx/bench/catalog.py); try +fetch.revision=<tag>")
+
+
 def fetch_plan(api: Any, plan: Plan, revision: str) -> tuple[str, int]:
     """Fetch one plan; returns (commit, files fetched now)."""
     commit = resolve_commit(api, plan.repo, revision)
@@ -388,13 +407,14 @@ def fetch_plan(api: Any, plan: Plan, revision: str) -> tuple[str, int]:
     if not remotes:
         raise DataError(f"fetch: {plan.repo}@{commit[:8]} has no files for "
                         f"{plan.folder or 'the selection'}; check +fetch.revision")
+    where = f"{plan.repo}@{commit[:8]}" + (f"/{plan.folder}" if plan.folder else "")
+    check_complete(plan, remotes, where)
     state = read_state(plan.root)
     if state.get("repo") not in (None, plan.repo):
         raise DataError(f"fetch: {plan.root} holds {state['repo']}, not {plan.repo}; choose "
                         "another data.root")
     todo = [r for r in remotes if not in_place(r, state)]
     total = sum(r.size for r in todo)
-    where = f"{plan.repo}@{commit[:8]}" + (f"/{plan.folder}" if plan.folder else "")
     print(f"fetch: {where}: {len(remotes)} files, {len(todo)} to download ({mb(total)}) into "
           f"{plan.root}", flush=True)
     files = dict(state.get("files") or {})
