@@ -14,6 +14,7 @@ STAGES = (
     ("score", "score a predictions file against gold prompts, like the official scorer"),
     ("describe", "print a task's definition and its metrics as JSON"),
     ("list", "every task and model, and what each needs here"),
+    ("fetch", "download the official release from the Hugging Face Hub (data=official)"),
     ("leaderboard", "rank evaluate runs with bootstrap intervals, write the report"),
     ("sft_data", "export the fine-tuning set"),
     ("sft", "LoRA fine-tuning"),
