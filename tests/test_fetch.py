@@ -117,6 +117,7 @@ def test_fetch_full_release_of_one_task_and_the_supplied_raw_inputs(tmp_path, hu
         assert (root / rel).read_bytes() == f"{OTHER} {rel}\n".encode()
     assert not (root / "prompts" / f"{TASK}.jsonl").exists()  # not selected
     assert (root / "manifest.csv").is_file() and (root / "splits" / "manifest.csv").is_file()
+    assert (root / "LICENSE.md").read_bytes() == b"terms\n"  # the dataset's notices
     raw = tmp_path / "data" / "raw"  # data=raw's raw_dir
     assert (raw / "release_dates" / "release_sce.csv").read_bytes() == b"a,b\n1,2\n"
     assert (raw / "micro" / "sce" / "core" / "x.xlsx").is_file()

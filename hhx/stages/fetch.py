@@ -219,30 +219,42 @@ def resolve_commit(api: Any, repo: str, revision: str) -> str:
 
 
 def remote_files(api: Any, plan: Plan, commit: str) -> list[Remote]:
-    """The plan's files in the repository at `commit`, with the selection applied."""
-    try:
-        entries = list(api.list_repo_tree(plan.repo, path_in_repo=plan.folder or None,
-                                          recursive=True, revision=commit, repo_type="dataset"))
+    """The plan's files in the repository at `commit`, with the selection applied (the
+    release's folder, plus the dataset's LICENSE.md and README.md at its top)."""
+    try:  # the whole tree: a few hundred entries, one request
+        entries = list(api.list_repo_tree(plan.repo, recursive=True, revision=commit,
+                                          repo_type="dataset"))
     except Exception as exc:
-        raise DataError(hub_error(exc, f"fetch: listing {plan.repo}/{plan.folder}")) from None
-    prefix = f"{plan.folder}/" if plan.folder else ""
-    names = set(cat.catalog())
+        raise DataError(hub_error(exc, f"fetch: listing {plan.repo}")) from None
     out = []
     for entry in entries:
         if not hasattr(entry, "size"):  # a folder
             continue
-        rel = entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.path
-        if plan.release == "eval" and (rel.startswith("data/") or rel.startswith(".")):
-            continue  # the dataset viewer's Parquet copies; .gitattributes
-        stem = Path(rel).name.split(".")[0]
-        if plan.release != "raw" and stem in names and stem not in plan.tasks:
-            continue
-        if plan.release != "raw" and stem not in names and rel not in SHARED_FILES:
-            continue
-        lfs = getattr(entry, "lfs", None)
-        out.append(Remote(entry.path, plan.root / rel, int(entry.size),
-                          lfs.sha256 if lfs is not None else None, entry.blob_id))
+        rel = relative_path(plan, entry.path)
+        if rel is not None:
+            lfs = getattr(entry, "lfs", None)
+            out.append(Remote(entry.path, plan.root / rel, int(entry.size),
+                              lfs.sha256 if lfs is not None else None, entry.blob_id))
     return sorted(out, key=lambda r: r.path)
+
+
+def relative_path(plan: Plan, path: str) -> str | None:
+    """Where a repository file goes under the plan's root (None: not part of the plan)."""
+    prefix = f"{plan.folder}/" if plan.folder else ""
+    if plan.release == "raw":
+        return path[len(prefix):] if path.startswith(prefix) else None
+    if path.startswith(prefix):
+        rel = path[len(prefix):]
+    elif path in ("LICENSE.md", "README.md"):  # the full dataset's notices, at its top
+        rel = path
+    else:
+        return None
+    if plan.release == "eval" and (rel.startswith("data/") or rel.startswith(".")):
+        return None  # the dataset viewer's Parquet copies; .gitattributes
+    stem = Path(rel).name.split(".")[0]
+    if stem in cat.catalog():
+        return rel if stem in plan.tasks else None
+    return rel if rel in SHARED_FILES else None
 
 
 # --------------------------------------------------------------------------------------------
