@@ -44,6 +44,7 @@ from hhx.io import write_json_atomic
 
 STATE_FILE = "hhx_fetch.json"
 RELEASES = ("eval", "full")
+LABELS = {"eval": "eval sample", "full": "full release", "raw": "supplied raw inputs"}
 OPTIONS = ("release", "tasks", "raw", "revision")
 DEFAULT_ENDPOINT = "https://huggingface.co"
 # Files of a release that belong to no one task (kept whatever the task selection).
@@ -133,7 +134,12 @@ def selected_tasks(cfg: DictConfig, wanted: Any) -> list[str]:
 
 
 def default_root(cfg: DictConfig, release: str) -> Path:
-    if not OmegaConf.is_missing(cfg.data, "root"):
+    """data.root with data=official, else <data_dir>/official/<the reference's folder name>
+    (another data group's root is its own build, never a download's place)."""
+    from hhx.config import enum_text
+
+    official = enum_text(cfg.data.source) == "official"
+    if official and not OmegaConf.is_missing(cfg.data, "root"):
         return Path(str(cfg.data.root))
     name = "householdbench_evalsample" if release == "eval" else "householdbench"
     return Path(str(cfg.paths.data_dir)) / "official" / name
@@ -453,7 +459,7 @@ def offline_line(plan: Plan) -> str:
     tasks = [t for t in plan.tasks if all((plan.root / f).is_file() for f in
              (cat.eval_sample_files(t) if plan.release == "eval" else cat.release_files(t)))]
     return (f"fetch: offline (HF_HUB_OFFLINE=1): nothing downloaded; {len(present)} of "
-            f"{len(want)} files of the {plan.release} release already in {plan.root} "
+            f"{len(want)} files of the {LABELS[plan.release]} already in {plan.root} "
             f"({len(tasks)} of {len(plan.tasks)} tasks complete)")
 
 
