@@ -44,6 +44,8 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("describe", "hhx.stages.describe",
               "a task in words: metric, no-change rule, splits, example (--json: as JSON)"),
     StageSpec("list", "hhx.stages.listing", "every task and model, and what each needs here"),
+    StageSpec("fetch", "hhx.stages.fetch",
+              "download the official release from the Hugging Face Hub (data=official)"),
     StageSpec("leaderboard", "hhx.leaderboard.stage",
               "rank evaluate runs with bootstrap intervals, write the report"),
     StageSpec("sft_data", "hhx.stages.sft_data", "export the fine-tuning set"),

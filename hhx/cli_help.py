@@ -12,6 +12,7 @@ EXAMPLES = (
     ("hhx", "XGBoost vs no-change on labor_cps_jobfind, synthetic demo data"),
     ("hhx task=cons_sce_growth model=no_change", "another task and model"),
     ("hhx stage=list", "what can run here"),
+    ("hhx stage=fetch data=official", "download the official eval sample (README 'Real data')"),
     ("hhx stage=describe task=labor_cps_ui", "a task's definition, metric and an example"),
     ("hhx data=official data.root=/path/to/release data.max_examples=200 task=cons_sce_growth",
      "the official release (max_examples is required there: a number or null for all)"),

@@ -27,8 +27,9 @@ from hhx.predictors.llm.settings import draws_problem
 # Settings whose values are free-form mappings (any key is fine below them).
 FREE = {"model.extra", "task.xgb_seeds", "survey.raw", "survey.demo", "data.demo.surveys"}
 # The short forms of sweep.force / sweep.dry_run (`+force=true`, `+dry_run=true`: hhx/sweeps/cell.py
-# reads either), top-level keys Hydra adds that the schema does not list.
-SHORT_FORMS = {"force", "dry_run"}
+# reads either), top-level keys Hydra adds that the schema does not list; `+fetch.<key>=` is
+# stage=fetch's options (checked there, hhx/stages/fetch.py).
+SHORT_FORMS = {"force", "dry_run", "fetch"}
 
 def _known(schema: type) -> list[str]:
     return [f.name for f in dataclasses.fields(schema)]

@@ -26,6 +26,11 @@ def _in_sweep() -> bool:
 
 def dispatch(cfg: DictConfig) -> float | None:
     stage = enum_text(cfg.stage)
+    if stage == "evaluate" and not _in_sweep() and (
+            cfg.get("dry_run") or (cfg.get("sweep") or {}).get("dry_run")):
+        from hhx.sweeps.dryrun import run_single
+
+        return run_single(cfg)["primary_score"]  # one cell priced; nothing built or sent
     if stage == "evaluate" and not _in_sweep():
         from hhx.predictors.base import preflight
 

@@ -3,11 +3,14 @@
     python -m hhx stage=list                                   # demo and data/raw checked
     python -m hhx stage=list data=official data.root=<download>  # also the official release
 
-Tasks: survey, mode, target type, whether hhx builds it from raw files, and what data is here:
-`demo` (generated on demand; `built` once it is), `raw` (the survey downloads it reads, under
-the raw layout of conf/data/raw.yaml), `official` (the task's files in the download named by
-data.root with data=official). Models: backend, what they need and what of it is missing here
-(the extra to install, the weights, a GPU, an API key: hhx/predictors/needs.py).
+Tasks: survey, target type, years and rows of the official release (hhx/bench/catalog.csv),
+whether the release ships it (`download`: `stage=fetch`) or it is rebuilt from one's own files
+(`rebuild`), whether hhx builds it, and what data is here: `demo` (generated on demand; `built`
+once it is), `raw` (the task's own input files under the raw layout of conf/data/raw.yaml — its
+survey's first, then what they depend on — and which are missing, with who provides each),
+`official` (the task's files in data.root with data=official, or where `stage=fetch` puts them).
+Models: backend, what they need and what of it is missing here (the extra to install, the
+weights, a GPU, an API key: hhx/predictors/needs.py).
 """
 
 from __future__ import annotations
@@ -63,50 +66,109 @@ def model_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:
-    """Raw inputs of the task's sources (and their dependencies) absent under `raw_dir`."""
-    task = load_task(task_name)
-    missing = []
-    for survey in with_dependencies(task.intermediates).values():
+def task_inputs(task_name: str, raw_dir: Path) -> list[Path]:
+    """The task's own raw inputs under `raw_dir`: its sources' files in the order the task names
+    them (its survey first), then those of the sources they depend on (optional files left out)."""
+    return task_inputs_of(load_task(task_name).intermediates, raw_dir)
+
+
+def task_inputs_of(sources: list[str], raw_dir: Path) -> list[Path]:
+    surveys = with_dependencies(sources)
+    order = list(sources) + [n for n in surveys if n not in sources]
+    seen, out = set(), []
+    for name in order:
+        survey = surveys[name]
         for key, rel in survey.raw.items():
             if rel and key not in survey.optional_raw:
                 path = Path(rel).expanduser()
                 path = path if path.is_absolute() else raw_dir / path
-                if not path.exists():
-                    missing.append(path)
-    return missing
+                if path not in seen:
+                    seen.add(path)
+                    out.append(path)
+    return out
+
+
+def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:
+    """The task's raw inputs (`task_inputs`) absent under `raw_dir`, its own survey's first."""
+    return [p for p in task_inputs(task_name, raw_dir) if not p.exists()]
+
+
+def _rel(path: Path, raw_dir: Path) -> str:
+    return path.relative_to(raw_dir).as_posix() if path.is_relative_to(raw_dir) else str(path)
+
+
+def raw_state(task_name: str, raw_dir: Path) -> str:
+    """`raw`, or what is missing: the first file, who provides it, and how many more."""
+    from hhx.bench.catalog import provider_of
+
+    inputs = task_inputs(task_name, raw_dir)
+    missing = [p for p in inputs if not p.exists()]
+    # the task's own survey first (not the macro series every task reads), and within it the
+    # files only the user can get (IPUMS, PSID, ICPSR ...) before the supplied ones
+    own = set(task_inputs_of(load_task(task_name).intermediates[:1], raw_dir))
+    missing.sort(key=lambda p: (p not in own, provider_of(_rel(p, raw_dir)) is None))
+    if not missing:
+        return f"raw ({len(inputs)} files here)"
+    rel = _rel(missing[0], raw_dir)
+    who = provider_of(rel) or "supplied: +fetch.raw=true"
+    return f"raw: {len(missing)} of {len(inputs)} files missing, first {rel} ({who})"
+
+
+def official_roots(cfg: DictConfig) -> list[Path]:
+    """Where the official files may be: data.root with data=official, else where stage=fetch
+    puts the eval sample and the full release."""
+    if enum_text(cfg.data.source) == "official" and not OmegaConf.is_missing(cfg.data, "root"):
+        return [Path(str(cfg.data.root))]
+    base = Path(str(cfg.paths.data_dir)) / "official" if cfg.get("paths") else Path("data")
+    return [base / "householdbench", base / "householdbench_evalsample"]
+
+
+def official_state(task_name: str, roots: list[Path], downloadable: bool) -> str | None:
+    for root in roots:
+        if (root / "prompts" / f"{task_name}.jsonl").is_file():
+            return "official release"
+        if any((root / c / f"{task_name}.jsonl").is_file() for c in ("pre_cutoff", "post_cutoff")):
+            return "official eval sample"
+    if downloadable:
+        return "official: not fetched (stage=fetch data=official)"
+    return None
 
 
 def task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
+    from hhx.bench.catalog import catalog
+
     demo, raw = _data_config("demo", cfg), _data_config("raw", cfg)
-    official_root = None
-    if str(cfg.data.source.value if hasattr(cfg.data.source, "value") else cfg.data.source) \
-            == "official" and not OmegaConf.is_missing(cfg.data, "root"):
-        official_root = Path(cfg.data.root)
+    roots, facts = official_roots(cfg), catalog()
     rows = []
     for name in task_names():
-        task = load_task(name)
+        task, row = load_task(name), facts.get(name)
         builds = bool(task.builder)
         present = []
         if builds:
             built = (Path(demo.root) / "prompts" / f"{name}.jsonl").is_file()
             present.append("demo (built)" if built else "demo")
-            missing = _missing_raw(name, Path(raw.raw_dir))
-            present.append("raw" if not missing else f"raw: missing {missing[0]}")
-        if official_root is not None:
-            release = (official_root / "prompts" / f"{name}.jsonl").is_file()
-            sample = any((official_root / c / f"{name}.jsonl").is_file()
-                         for c in ("pre_cutoff", "post_cutoff"))
-            if release or sample:
-                present.append("official" + ("" if release else " (eval sample)"))
-            else:
-                present.append(f"official: not in {official_root}")
-        elif not builds:
-            present.append("official download needed (data=official data.root=...)")
-        rows.append({"task": name, "survey": task.survey, "mode": task.mode.value,
-                     "target": task.target_type.value, "hhx builds": "yes" if builds else "no",
-                     "data here": "; ".join(present)})
+            present.append(raw_state(name, Path(raw.raw_dir)))
+        official = official_state(name, roots, row is not None and row.downloadable)
+        if official:
+            present.append(official)
+        rows.append({"task": name, "survey": row.survey if row else task.survey,
+                     "target": task.target_type.value, "years": row.years if row else "?",
+                     "rows": f"{row.rows:,}" if row else "?",
+                     "release": ("download" if row.downloadable else "rebuild") if row else "?",
+                     "hhx builds": "yes" if builds else "no", "data here": "; ".join(present)})
     return rows
+
+
+def licence_lines() -> list[str]:
+    """Per survey: whether the release ships it, its terms, what a rebuild needs of one's own."""
+    from hhx.bench.catalog import catalog
+
+    seen: dict[str, str] = {}
+    for row in catalog().values():
+        key = f"{row.survey} ({'download' if row.downloadable else 'rebuild'})"
+        needs = "" if row.downloadable else f"; rebuild needs: {row.own_downloads}"
+        seen.setdefault(key, f"  {key}: {row.licence}{needs}")
+    return list(seen.values())
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -120,9 +182,15 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def run(cfg: DictConfig) -> dict[str, Any]:
     tasks = task_rows(cfg)
     models = model_rows()
-    print(f"Tasks ({len(tasks)}; {sum(r['hhx builds'] == 'yes' for r in tasks)} built by hhx "
-          "from raw files, the others read from the official release):")
+    print(f"Tasks ({len(tasks)}; {sum(r['release'] == 'download' for r in tasks)} in the "
+          "official release (stage=fetch data=official), the others rebuilt from your own files "
+          f"(data=raw); {sum(r['hhx builds'] == 'yes' for r in tasks)} built by hhx; facts: "
+          "hhx/bench/catalog.csv):")
     print(_table(tasks))
+    print("(raw: under " + _data_config("raw", cfg).raw_dir + "; official: in "
+          + " or ".join(str(p) for p in official_roots(cfg)) + ")")
+    print("Licences and what a rebuild needs (README 'Real data'):")
+    print("\n".join(licence_lines()))
     print(f"\nModels ({len(models)}):")
     print(_table(models))
     print("\nRun one: python -m hhx task=<task> model=<model>   "

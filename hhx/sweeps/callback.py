@@ -63,6 +63,16 @@ def single_run_of_a_sweep(config: DictConfig) -> str | None:
             f"{'= '.join(open_keys)}= to run one cell")
 
 
+def _dry_run(config: DictConfig) -> bool:
+    """A dry run of hhx's sweeper (hydra_plugins/hhx_launchers/sweeper.py), which launches no
+    job; another sweeper's jobs still price themselves (hhx/sweeps/cell.py)."""
+    if not str(config.hydra.sweeper.get("_target_", "")).endswith("HhxSweeper"):
+        return False
+    from hhx.sweeps.dryrun import requested
+
+    return requested(config)
+
+
 class SweepCallback(Callback):
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         why = single_run_of_a_sweep(config)
@@ -94,6 +104,8 @@ class SweepCallback(Callback):
         print_progress(Path(str(config.hydra.sweep.dir)))  # in the job's process, any launcher
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        if _dry_run(config):  # priced by the sweeper before any job: no folder, no store
+            return
         if str(config.hydra.sweeper.get("_target_", "")).endswith("HhxSweeper"):
             from hhx.sweeps.order import order_error
 
@@ -122,6 +134,8 @@ class SweepCallback(Callback):
             "launcher": launcher})
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        if _dry_run(config):  # the sweeper printed its table; no job ran
+            return
         from hhx.sweeps.summary import (
             counts,
             format_summary,

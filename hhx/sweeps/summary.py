@@ -27,7 +27,7 @@ RUN_COLUMNS = ["job", "task", "model", "settings", "metric", "direction", "score
                "valid_rate", "status"]
 DIRECTIONS = {"higher_is_better": "higher", "lower_is_better": "lower"}
 DRY_COLUMNS = ["job", "task", "model", "settings", "prompts", "draws", "requests", "prompt_tokens",
-               "completion_tokens_max", "cost_usd", "cost_usd_max", "done"]
+               "completion_tokens_max", "cost_usd", "cost_usd_max", "done", "sizes"]
 
 
 def sweep_info(sweep_dir: Path) -> dict[str, Any]:
@@ -62,6 +62,11 @@ def summary_frame(sweep_dir: Path) -> pd.DataFrame:
     for _ in range(max(0, missing)):
         records.append({"task": "?", "model": "?", "status": "failed",
                         "error": "no record: the job never started or its folder is elsewhere"})
+    return records_frame(records)
+
+
+def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The summary table of job records (a sweep's, or a dry run's made before any job)."""
     frame = pd.DataFrame.from_records(records)
     if frame.empty:
         return pd.DataFrame(columns=RUN_COLUMNS)
@@ -125,10 +130,12 @@ def headline(frame: pd.DataFrame) -> str:
     c = counts(frame)
     if not is_dry(frame):
         return f"sweep: {c['run']} run, {c['skipped']} skipped, {c['failed']} failed"
-    done = int(frame.get("done", pd.Series(dtype=bool)).fillna(False).astype(bool).sum())
+    done_col = frame.get("done", pd.Series(dtype=object))
+    done = int(done_col.fillna(False).astype(bool).sum())
     total = float(frame.get("cost_usd", pd.Series(dtype=float)).fillna(0).sum())
     bound = float(frame.get("cost_usd_max", pd.Series(dtype=float)).fillna(0).sum())
-    return (f"sweep dry run: {len(frame)} cells, {done} already done; would send "
+    looked_up = f", {done} already done" if done_col.notna().any() else ""
+    return (f"sweep dry run: {len(frame)} cells{looked_up}; would send "
             f"{int(frame.get('requests', pd.Series(dtype=float)).fillna(0).sum()):,} requests,"
             f" ~${total:.2f} (at most ${bound:.2f}); nothing was sent")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
@@ -26,6 +27,15 @@ class HhxSweeper(BasicSweeper):
             raise ConfigError(why)
         self.order = order
         self._checked: Sequence[Sequence[str]] | None = None
+
+    def sweep(self, arguments: list[str]) -> Any:
+        """`+dry_run=true`: the grid priced at once, no job launched (hhx/sweeps/dryrun.py)."""
+        from hhx.sweeps.dryrun import requested, run_dry
+
+        assert self.config is not None
+        if requested(self.config):
+            return run_dry(self, arguments)
+        return super().sweep(arguments)
 
     def get_job_batch(self) -> Sequence[Sequence[str]]:
         batch = super().get_job_batch()
