@@ -25,7 +25,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hhx.config import TaskConfig, enum_text
+from hhx.bounds import enum_text
+from hhx.config import TaskConfig
 from hhx.errors import ConfigError
 
 JSON_FLAG = "--json"

@@ -136,7 +136,7 @@ def selected_tasks(cfg: DictConfig, wanted: Any) -> list[str]:
 def default_root(cfg: DictConfig, release: str) -> Path:
     """data.root with data=official, else <data_dir>/official/<the reference's folder name>
     (another data group's root is its own build, never a download's place)."""
-    from hhx.config import enum_text
+    from hhx.bounds import enum_text
 
     official = enum_text(cfg.data.source) == "official"
     if official and not OmegaConf.is_missing(cfg.data, "root"):
