@@ -49,7 +49,7 @@ def job_resources(model: DictConfig | Any) -> Resources:
     if backend == "xgboost" and model.get("xgboost") is not None:
         base = replace(base, cpus=int(model.xgboost.threads))
     given = model.get("resources") or {}
-    chosen = {k: given.get(k) for k in FIELDS if given.get(k) is not None}
+    chosen: dict[str, Any] = {k: given.get(k) for k in FIELDS if given.get(k) is not None}
     return replace(base, **chosen)
 
 

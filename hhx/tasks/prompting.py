@@ -553,7 +553,7 @@ def _may_match(rule: str, text: str, lower: str | None) -> bool:
     folded, literals = pre
     if folded and lower is None:
         return True
-    haystack = lower if folded else text
+    haystack = lower if folded and lower is not None else text  # (folded: lower is set)
     return any(lit in haystack for lit in literals)
 
 
@@ -614,7 +614,8 @@ def check_month_note(user: str, task: TaskConfig, month: int | None) -> None:
                 f"task {task.name}: the month of `time` is needed to check the month note"
             )
         expected = month_note(
-            fixed if fixed is not None else int(month), task.prompt_month.currency
+            fixed if fixed is not None else int(month),  # type: ignore[arg-type]  # set: above
+            task.prompt_month.currency
         )
         if notes != [expected]:
             raise DataError(
