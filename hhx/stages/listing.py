@@ -45,7 +45,7 @@ def model_configs() -> dict[str, ModelConfig]:
         OmegaConf.resolve(root)
         merged = OmegaConf.merge(OmegaConf.structured(ModelConfig), root.model)
         out[path.stem] = OmegaConf.to_object(merged)
-    return out
+    return out  # type: ignore[return-value]
 
 
 def _missing_raw(task_name: str, raw_dir: Path) -> list[Path]:

@@ -41,7 +41,7 @@ def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> 
     sample = temperature is not None and float(temperature) > 0
     kwargs["do_sample"] = sample or (temperature is None and n > 1)
     if sample:
-        kwargs["temperature"] = float(temperature)
+        kwargs["temperature"] = float(temperature)  # type: ignore[arg-type]  # sample: not None
     if kwargs["do_sample"]:
         for name in ("top_p", "top_k", "min_p"):
             if p.get(name) is not None:
@@ -55,7 +55,7 @@ def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> 
 def _batch_budget(calls: Sequence[Call]) -> int | None:
     """One budget for a batch: the largest of its calls' (None when any call has no limit)."""
     budgets = [c.max_tokens for c in calls]
-    return None if any(b is None for b in budgets) else max(budgets)
+    return None if any(b is None for b in budgets) else max(b for b in budgets if b is not None)
 
 
 class TransformersTransport:
