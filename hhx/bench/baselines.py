@@ -250,8 +250,7 @@ def _save_model(out: Path, pub: Publication, rec: ModelRecord,
                             "variant": VARIANT, "training_profile": TRAINING_PROFILE,
                             "fit_data_sha256": rec.fit_data_sha256,
                             "parameters": rec.parameters})
-    row: dict[str, Any] = {"task_id": pub.task_name, "training_profile": TRAINING_PROFILE,
-           "variant": VARIANT,
+    row = {"task_id": pub.task_name, "training_profile": TRAINING_PROFILE, "variant": VARIANT,
            "output_name": rec.output_name, "response_family": rec.response_family,
            "model_kind": rec.model_kind, "checkpoint_origin": "fitted",
            "best_iteration": rec.best_iteration, "best_score": rec.best_score,
@@ -266,7 +265,7 @@ def _save_model(out: Path, pub: Publication, rec: ModelRecord,
     meta = {**rec.metadata, **{k: row[k] for k in row if k not in ("parameters", "model_path",
                                                                     "metadata_path")},
             "parameters": rec.parameters}
-    _write_ready(out / row["metadata_path"], meta)
+    _write_ready(out / str(row["metadata_path"]), meta)
     return row
 
 
