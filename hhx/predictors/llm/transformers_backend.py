@@ -37,11 +37,11 @@ def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> 
     and the call's answer budget (None: up to the context length, as on vLLM)."""
     p = settings.params
     kwargs: dict[str, Any] = {"num_return_sequences": n}
-    temperature = p.get("temperature")
+    temperature: Any = p.get("temperature")
     sample = temperature is not None and float(temperature) > 0
     kwargs["do_sample"] = sample or (temperature is None and n > 1)
     if sample:
-        kwargs["temperature"] = float(temperature)  # type: ignore[arg-type]  # sample: not None
+        kwargs["temperature"] = float(temperature)
     if kwargs["do_sample"]:
         for name in ("top_p", "top_k", "min_p"):
             if p.get(name) is not None:
