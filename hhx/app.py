@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 # litellm fetches a price list at import unless told to use its bundled copy; never hit the network.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -80,7 +80,7 @@ class _Tee:
 
     def __init__(self, stream: Any, path: Path):
         self.stream, self.path = stream, path
-        self.fh = None
+        self.fh: Any = None
 
     def write(self, text: str) -> int:
         if self.fh is None and self.path.parent.is_dir():
@@ -149,13 +149,13 @@ def remove_if_empty(folder: Path | None, runs_dir: Path | None = None) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _quiet_exit() -> None:
+def _quiet_exit() -> NoReturn:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os._exit(0)
 
 
-def interrupted() -> None:
+def interrupted() -> NoReturn:
     """Ctrl-C: one line and exit 130 at once (no teardown: a worker thread may still run)."""
     from hhx.sweeps.leftover import remove_unfinished_sweep
 

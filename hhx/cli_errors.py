@@ -118,7 +118,7 @@ def missing_value_line(key: str) -> str:
     return f"{key} is required and has no value{needs}; add {key}=<value> to the command"
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 

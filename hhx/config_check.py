@@ -41,7 +41,7 @@ def unknown_keys(node: DictConfig, prefix: str = "") -> list[tuple[str, list[str
     schema = OmegaConf.get_type(node)
     known = _known(schema) if schema is not None and dataclasses.is_dataclass(schema) else None
     for key in node.keys():
-        path = f"{prefix}{key}"
+        path = f"{prefix}{key!s}"
         if path in FREE or (not prefix and path in SHORT_FORMS):
             continue
         if known is not None and key not in known:

@@ -265,7 +265,7 @@ def _save_model(out: Path, pub: Publication, rec: ModelRecord,
     meta = {**rec.metadata, **{k: row[k] for k in row if k not in ("parameters", "model_path",
                                                                     "metadata_path")},
             "parameters": rec.parameters}
-    _write_ready(out / row["metadata_path"], meta)
+    _write_ready(out / str(row["metadata_path"]), meta)
     return row
 
 

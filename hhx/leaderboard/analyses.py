@@ -129,7 +129,7 @@ def cutoff_split(tds: Mapping[str, TaskData]) -> tuple[pd.DataFrame, list[str]]:
                 when = pd.Timestamp(cutoff[:10])
             except ValueError:
                 raise DataError(
-                    f"{run.source}: tag hhx.model_cutoff={cutoff!r} is not an ISO date (YYYY-MM-DD)"
+                    f"{run.source}: tag hhx.model_cutoff={cutoff!r} is not an ISO date (YYYY-MM-DD)"  # type: ignore[union-attr]
                 ) from None
             after = (td.release_date > when).to_numpy()
             for period, sel in (("before", ~after), ("after", after)):

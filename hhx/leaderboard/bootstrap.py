@@ -94,7 +94,7 @@ def _blocks(td: TaskData, xgb_model: str | None) -> list[tuple[str, str, np.ndar
         if td.backends[m] == NO_CHANGE:
             continue
         out.append(("nc", m, td.naive, td.valid[m]))
-        if xgb_ok and m != xgb_model:
+        if xgb_ok and xgb_model is not None and m != xgb_model:
             joint = td.valid[m] & td.valid[xgb_model]
             out.append(("xm", m, td.preds[m], joint))
             out.append(("xc", m, td.preds[xgb_model], joint))
@@ -148,7 +148,7 @@ def bootstrap_task(
                 Comparison(m, NO_CHANGE, int(td.valid[m].sum()), point[i], point[j],
                            draws[:, i], draws[:, j])
             )
-        if ("xm", m) in index:
+        if ("xm", m) in index and xgb_model is not None:  # (xm blocks need the XGBoost model)
             i, j = index[("xm", m)], index[("xc", m)]
             n_common = int((td.valid[m] & td.valid[xgb_model]).sum())
             res.comparisons.append(

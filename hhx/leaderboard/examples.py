@@ -247,7 +247,8 @@ def build_all(
 
 
 def _rename(td: TaskData, old: str, new: str) -> None:
-    for d in (td.preds, td.valid, td.backends):
+    maps: tuple[dict, ...] = (td.preds, td.valid, td.backends)  # each keyed by model
+    for d in maps:
         d[new] = d.pop(old)
     td.derived.discard(old)
     td.derived.add(new)

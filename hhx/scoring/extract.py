@@ -228,9 +228,10 @@ class _Recogniser:
     def outcome(self, start: int) -> tuple[int, int, int]:
         if start in self.memo:
             return self.memo[start]
+        ws: Any  # _WS matches everywhere (possibly empty), so its match is never None
         text, n, ws = self.text, self.n, _WS.match
         # frame: [start, is_object, position, state, depth of deepest child so far]
-        stack = [[start, text[start] == "{", start + 1, "open", 0]]
+        stack: list[list[Any]] = [[start, text[start] == "{", start + 1, "open", 0]]
         result: tuple[int, int, int] | None = None  # a finished child, handed to its parent
         while stack:
             frame = stack[-1]
@@ -293,7 +294,7 @@ class _Recogniser:
                 if p > self.last_open:
                     result = self._finish(stack, *self._tail(is_obj, state, p), depth)
                     continue
-                run = self.object_run if is_obj else self.array_run
+                run: Any = self.object_run if is_obj else self.array_run  # matches everywhere
                 p = ws(text, run.match(text, p).end()).end()
                 close = "}" if is_obj else "]"
                 if p < n and text[p] == close:

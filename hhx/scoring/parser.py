@@ -207,7 +207,7 @@ def _top_level_lists(text: str, most: int) -> list[list] | None:
     stops at the first position that does not decode), or None once there are more than
     `most` (then no renesting can fit). Runs of scalars are skipped by one regular expression
     that accepts exactly what the decoder would decode there, so the scan stays linear."""
-    skip = scalar_run()
+    skip: Any = scalar_run()  # matches everywhere (possibly empty): its match is never None
     lists: list[list] = []
     i, n = 0, len(text)
     while i < n:

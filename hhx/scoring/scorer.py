@@ -81,6 +81,7 @@ def select_row_key(gold_rows: list[dict[str, Any]]) -> tuple[RowKey, bool]:
     Any `example_id` -> example_id (fallback id, then row index); else every row with id and
     time -> "<id>@<time>"; else id (fallback row index). Returns (key function, keyed on time).
     """
+    key: RowKey
     if any(row.get("example_id") is not None for row in gold_rows):
         key, on_time = _key_example_id, False
     elif gold_rows and all(r.get("id") is not None and r.get("time") is not None

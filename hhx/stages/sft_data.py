@@ -83,7 +83,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     print(sft_set.manifest.to_string(index=False))
     print(f"written to {out} (TRL: {sft_set.trl_file}; LLaMA-Factory: "
           f"dataset_dir={out / 'llamafactory'} dataset=householdbench_sft)")
-    metrics = {f"rows.{r.task_id}": int(r.rows) for r in sft_set.manifest.itertuples()}
+    metrics: dict[str, float] = {f"rows.{r.task_id}": int(r.rows) for r in sft_set.manifest.itertuples()}
     metrics.update(total_rows=sft_set.total_rows, seconds=time.perf_counter() - t0)
     log_run(cfg.tracking, run_name="sft_data" + (" [synthetic]" if sft_set.synthetic else ""),
             params=flatten_config(cfg),

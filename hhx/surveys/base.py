@@ -99,7 +99,7 @@ def raw_path(survey: SurveyConfig, key: str, raw_dir: str | Path, hint: str = ""
     if not survey.raw.get(key):
         where = f"point it at {hint}" if hint else f"see conf/survey/{survey.name}.yaml"
         raise ConfigError(f"survey {survey.name}: raw.{key} is not set; {where}")
-    value = Path(survey.raw[key]).expanduser()
+    value = Path(survey.raw[key]).expanduser()  # type: ignore[arg-type]  # set: checked above
     return value if value.is_absolute() else Path(raw_dir) / value
 
 
@@ -153,7 +153,7 @@ def write_outputs(
     started: float,
 ) -> BuildReport:
     """Write each frame as `<out_dir>/<name>.parquet` atomically and report the build."""
-    outputs = {name: write_parquet_atomic(Path(out_dir) / f"{name}.parquet", frame)
+    outputs: dict[str, Path | str] = {name: write_parquet_atomic(Path(out_dir) / f"{name}.parquet", frame)
                for name, frame in frames.items()}
     rows = {name: len(frame) for name, frame in frames.items()}
     return finish_report(survey, outputs, rows, inputs, started)

@@ -40,7 +40,7 @@ def result_settings(cfg: DictConfig | dict[str, Any]) -> dict[str, Any]:
     for group, keys in EXCLUDED_KEYS.items():
         if kept.get(group):
             kept[group] = {k: v for k, v in kept[group].items() if k not in keys}
-    return kept
+    return kept  # type: ignore[return-value]  # a config's keys are str
 
 
 def config_hash(cfg: DictConfig | dict[str, Any]) -> str:

@@ -446,7 +446,8 @@ def check_month_note(user: str, task: TaskConfig, month: int | None) -> None:
                 f"task {task.name}: the month of `time` is needed to check the month note"
             )
         expected = month_note(
-            fixed if fixed is not None else int(month), task.prompt_month.currency
+            fixed if fixed is not None else int(month),  # type: ignore[arg-type]  # set: above
+            task.prompt_month.currency
         )
         if notes != [expected]:
             raise DataError(

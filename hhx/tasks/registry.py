@@ -71,7 +71,7 @@ def as_task(task: TaskConfig | object) -> TaskConfig:
     """Accept a TaskConfig or a DictConfig of one (as Hydra passes it) and return the dataclass."""
     if isinstance(task, TaskConfig):
         return task
-    obj = OmegaConf.to_object(task)  # type: ignore[arg-type]
+    obj = OmegaConf.to_object(task)
     if not isinstance(obj, TaskConfig):
         raise ConfigError(f"expected a task config, got {type(obj).__name__}")
     return obj

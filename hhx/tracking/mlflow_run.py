@@ -115,7 +115,7 @@ def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     `flatten_config` and `config_yaml` (each resolution of hhx's config costs ~0.1 s)."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     assert isinstance(container, dict)
-    return container
+    return container  # type: ignore[return-value]  # a DictConfig's keys are str
 
 
 def config_yaml(resolved: dict[str, Any]) -> str:

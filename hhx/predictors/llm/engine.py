@@ -144,6 +144,9 @@ def run_sync[T](coro: Coroutine[Any, Any, T]) -> T:
 
 
 class Engine:
+    _warm: bool  # set per run (_run_async): a response has come back
+    _warm_lock: asyncio.Lock
+
     def __init__(
         self,
         transport: Transport,

@@ -118,10 +118,10 @@ class _Aborted(Exception):
     """Raised inside a generation when the run was interrupted."""
 
 
-def _abortable(llama_class: type) -> type:
+def _abortable(llama_class: type) -> Any:
     """A Llama subclass whose evaluation steps stop once its `abort_event` is set."""
 
-    class _AbortableLlama(llama_class):  # type: ignore[misc, valid-type]
+    class _AbortableLlama(llama_class):
         abort_event: threading.Event
 
         def eval(self, tokens: Any) -> None:

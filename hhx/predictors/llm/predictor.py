@@ -212,7 +212,7 @@ class LLMPredictor:
             choice = retry.response.choices[j]
             parsed = self.parse(aspec, choice.text)
             node = retry
-        out = {
+        out: dict[str, Any] = {
             "raw": choice.text,
             "finish_reason": choice.finish_reason,
             "truncated": choice.finish_reason == "length",
@@ -245,7 +245,7 @@ class LLMPredictor:
         for d in answered:
             st.record_draw(d["valid"], d["error"])
             st.draws_truncated += bool(d["truncated"])
-        responses = [outcomes[c.key].response for c in plan if outcomes[c.key].response]
+        responses = [r for c in plan if (r := outcomes[c.key].response)]
         details: dict[str, Any] = {
             "k": s.k,
             "draws": draws,

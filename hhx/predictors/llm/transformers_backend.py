@@ -37,7 +37,7 @@ def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> 
     and the call's answer budget (None: up to the context length, as on vLLM)."""
     p = settings.params
     kwargs: dict[str, Any] = {"num_return_sequences": n}
-    temperature = p.get("temperature")
+    temperature: Any = p.get("temperature")
     sample = temperature is not None and float(temperature) > 0
     kwargs["do_sample"] = sample or (temperature is None and n > 1)
     if sample:
@@ -55,7 +55,7 @@ def generation_kwargs(settings: LLMSettings, n: int, max_tokens: int | None) -> 
 def _batch_budget(calls: Sequence[Call]) -> int | None:
     """One budget for a batch: the largest of its calls' (None when any call has no limit)."""
     budgets = [c.max_tokens for c in calls]
-    return None if any(b is None for b in budgets) else max(budgets)
+    return None if any(b is None for b in budgets) else max(b for b in budgets if b is not None)
 
 
 class TransformersTransport:

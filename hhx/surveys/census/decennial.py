@@ -235,8 +235,8 @@ def make_codebook(value_labels: dict[str, dict], path: Path, missing_codes: dict
                 continue
             if text and is_niu_label(text):
                 missing.setdefault(variable, set()).add(number)
-    for variable, codes in MANUAL_NIU_CODES.items():
-        missing.setdefault(variable, set()).update(float(c) for c in codes)
+    for variable, niu in MANUAL_NIU_CODES.items():
+        missing.setdefault(variable, set()).update(float(c) for c in niu)
     labels = {}
     for variable in LABEL_COLUMNS:
         codes = _normalised(value_labels.get(variable) or {})

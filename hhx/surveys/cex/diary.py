@@ -204,7 +204,7 @@ def read_bls_year(pkg: DiaryPackage, source: str, require_all_quarters: bool = T
     expd_read = EXPD_FIELDS if year <= 2011 else [*EXPD_FIELDS[:2], "UCC", *MODERN_EXPD]
     frames: dict[str, list[pd.DataFrame]] = {"FMLY": [], "MEMB": [], "EXPD": []}
     for q in needed:
-        specs = (("fmld", fmly_read, fmly_map), ("memd", list(memb_map.values()), memb_map),
+        specs: tuple = (("fmld", fmly_read, fmly_map), ("memd", list(memb_map.values()), memb_map),
                  ("expd", expd_read, {}))
         for fam, read, renames in specs:
             required = [c for c in read if _listed(year, c)]
@@ -367,8 +367,9 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path, *,
 
     def years():
         for year, provider, handle in plan:
-            frames = (read_icpsr_year(handle, year, source) if provider == "ICPSR"
-                      else read_bls_year(handle, source, require_all_quarters))
+            # handle: a Path (ICPSR) or a DiaryPackage (BLS)
+            frames = (read_icpsr_year(handle, year, source) if provider == "ICPSR"  # type: ignore[arg-type]
+                      else read_bls_year(handle, source, require_all_quarters))  # type: ignore[arg-type]
             daily, c = build_year(frames, year, provider, release)
             for k, v in c.items():
                 counts[k] = counts.get(k, 0) + v

@@ -203,7 +203,7 @@ def read_member(path: Path, member: str, family: str, year: int, expected_lines:
     matrix = np.frombuffer(buffer, dtype=np.uint8).reshape(len(lines), span)
     out = {}
     for field, start, end in fields:
-        if start is None:
+        if start is None or end is None:  # both or neither (layout)
             out[field] = pd.Series(pd.NA, index=range(len(lines)), dtype="string")
             continue
         cells = np.ascontiguousarray(matrix[:, start:end]).view(f"S{end - start}").ravel()

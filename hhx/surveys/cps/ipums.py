@@ -163,9 +163,9 @@ def normalize_chunk(
     missing = dict(MISSING_CODES)
     if "cps_extra_missing_codes" in options:
         missing.update(EXTRA_MISSING_CODES)
-    for col, codes in missing.items():
+    for col, niu in missing.items():
         if col in out.columns:
-            out[col] = out[col].mask(out[col].isin(codes))
+            out[col] = out[col].mask(out[col].isin(niu))
     for recode in DWS_NUMERIC:
         if recode.source in out.columns:
             out[recode.out] = recode_numeric(out[recode.source], recode, where)
@@ -249,10 +249,10 @@ def build(
         raise ConfigError(
             "survey.raw.cps_basic is not set (the extract file, e.g. cps_basic.csv.gz)"
         )
-    data_path = raw_dir / survey.raw["cps_basic"]
+    data_path = raw_dir / survey.raw["cps_basic"]  # type: ignore[operator]  # set: checked above
     source = survey.source_url or IPUMS_CPS_URL
     require_file(data_path, "IPUMS CPS Basic Monthly extract", source)
-    ddi_path = raw_dir / survey.raw["cps_ddi"] if survey.raw.get("cps_ddi") else None
+    ddi_path = raw_dir / survey.raw["cps_ddi"] if survey.raw.get("cps_ddi") else None  # type: ignore[operator]
     # Read and checked before any data row, as the reference does; without the file: the proxy.
     crosswalk_path = optional_crosswalk(survey, "release_crosswalk", raw_dir, "CPS",
                                         f"the proxy rule {PROXY_RULE_ID}")

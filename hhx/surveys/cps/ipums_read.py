@@ -157,7 +157,7 @@ class _HashingReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b) -> int:
         n = self._raw.readinto(b)
         if n:
             self.sha.update(memoryview(b)[:n])
@@ -169,7 +169,7 @@ class _HashingReader(io.RawIOBase):
 
 
 def _open_bytes(path: Path) -> io.BufferedIOBase:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")  # type: ignore[return-value]
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
 
 
 def _damaged(path: Path, exc: BaseException) -> DataError:

@@ -197,7 +197,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
         raise ConfigError(
             f"survey {survey.name}: raw.cpi is not set; point it at the folder of CPI files"
         )
-    folder = Path(survey.raw["cpi"]).expanduser()
+    folder = Path(survey.raw["cpi"]).expanduser()  # type: ignore[arg-type]  # checked above
     folder = folder if folder.is_absolute() else Path(raw_dir) / folder
     frame, inputs = read_cpi_groups(folder)
     target = write_parquet_atomic(Path(out_dir) / f"{OUTPUT_NAME}.parquet", frame)

@@ -297,7 +297,7 @@ def _check_source_rules(source: str, table: pd.DataFrame, path: Path) -> None:
             if CENSUS_SAMPLES.get(int(sample)) != int(year):
                 raise DataError(f"{path}: sample {sample} with year {year}; the samples are "
                                 f"{', '.join(f'{s} ({y})' for s, y in CENSUS_SAMPLES.items())}")
-        lack = sorted(set(CENSUS_SAMPLES) - set(table["sample"].tolist()))
+        lack: list = sorted(set(CENSUS_SAMPLES) - set(table["sample"].tolist()))
         if lack:
             raise DataError(f"{path}: no row for sample {lack[0]} ({CENSUS_SAMPLES[lack[0]]}); "
                             "the crosswalk must date both samples")

@@ -110,7 +110,7 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     started = time.perf_counter()
     if "fred_qd" not in survey.raw:
         raise ConfigError(f"survey {survey.name}: raw.fred_qd is not set; point it at FRED-QD")
-    fred_path = Path(survey.raw["fred_qd"]).expanduser()
+    fred_path = Path(survey.raw["fred_qd"]).expanduser()  # type: ignore[arg-type]  # checked above
     fred_path = fred_path if fred_path.is_absolute() else Path(raw_dir) / fred_path
     require_file(fred_path, "FRED-QD file", FRED_QD_URL)
     parts = {name: read_intermediate(Path(out_dir), name) for name in INTERMEDIATES}

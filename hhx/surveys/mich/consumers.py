@@ -310,6 +310,7 @@ def resolve_chains(case: np.ndarray, prev: dict[int, int]) -> tuple[dict, dict, 
         if start in root:
             loop.setdefault(start, 0)
             continue
+        chain: list[int]
         chain, seen, cur = [], set(), start
         while True:
             if cur in root:

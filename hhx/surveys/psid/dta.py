@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class DtaStream:
         if order not in (b"LSF", b"MSF"):
             raise DataError(f"{self.where}: unknown byte order {order!r}")
         self.order = "<" if order == b"LSF" else ">"
-        endian = "little" if self.order == "<" else "big"
+        endian: Literal["little", "big"] = "little" if self.order == "<" else "big"
         self._expect(b"</byteorder><K>")
         self.nvar = int.from_bytes(source.read(4 if self.release == 119 else 2), endian)
         self._expect(b"</K><N>")
@@ -257,7 +257,7 @@ class DtaStream:
     def _strl_table(self) -> dict[int, str]:
         """The <strls> section: reference -> text (binary strLs decoded as text too)."""
         self._expect(b"<strls>")
-        endian = "little" if self.order == "<" else "big"
+        endian: Literal["little", "big"] = "little" if self.order == "<" else "big"
         o_bytes = 4 if self.release == 117 else 8
         table: dict[int, str] = {}
         while True:

@@ -278,7 +278,7 @@ def read_main_study(
         sha = _fingerprint(member)
         rows, nvar, release = stream.nobs, stream.nvar, stream.release
     data = {c.upper(): np.concatenate(blocks[c]) if blocks[c] else np.array([]) for c in columns}
-    convention = None
+    convention: Any = None  # an array when both ID parts are present
     mismatches = None
     if "ER30001" in data and "ER30002" in data:
         convention = data["ER30001"] * 1000 + data["ER30002"]

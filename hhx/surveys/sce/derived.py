@@ -153,10 +153,10 @@ def companion_specs(columns: list[str], module: str) -> list[tuple[str, float | 
     for column in TASK_KEY_ITEMS.get(module, ()):
         if column in columns:
             out.setdefault(column, _FREE)
-    regex = PROBABILITY_ITEMS.get(module)
-    if regex is not None:
+    items = PROBABILITY_ITEMS.get(module)
+    if items is not None:
         for column in columns:
-            if re.fullmatch(regex, column):
+            if re.fullmatch(items, column):
                 out.setdefault(column, _PROB)
     return [(c, lo, hi) for c, (lo, hi) in out.items()]
 
@@ -255,8 +255,9 @@ def housing_codebook_labels(piece: Piece, frame: pd.DataFrame, others: list[Piec
     for column in HOUSING_CODEBOOK_COLUMNS:
         if column not in frame.columns or column in LABELS["housing"]:
             continue
-        ranked = sorted(others, key=lambda p: abs(p.wave_year - piece.wave_year))
-        mapping = next((p.codebook[c] for p in [piece, *ranked] for c in p.codebook
+        # housing pieces carry their wave year and codebook
+        ranked = sorted(others, key=lambda p: abs(p.wave_year - piece.wave_year))  # type: ignore[operator]
+        mapping = next((p.codebook[c] for p in [piece, *ranked] for c in p.codebook  # type: ignore[index, union-attr]
                         if c.lower() == column.lower()), None)
         if mapping:
             additions[f"{column}__label"] = label_series(frame, column, mapping, "housing").array

@@ -71,10 +71,12 @@ class ReleaseCrosswalk:
             raise DataError(f"{path}: column(s) {absent} missing; release_sce.csv needs module, "
                             "survey_year, survey_month, release_date, " + ", ".join(
                                 CROSSWALK_COLUMNS))
-        dates = {}
+        dates: dict = {}
         for i, (row, key) in enumerate(zip(raw.to_dict("records"), keys.to_dict("records"),
                                            strict=True), start=2):
             empty = [c for c in ("source", "source_url", "comments") if not row[c].strip()]
+            proxy: dt.date | None
+            lag: int | None
             try:
                 proxy = dt.date.fromisoformat(row["aggregate_release_date_proxy"].strip()[:10])
                 lag = int(row["microdata_release_lag_months"])

@@ -123,7 +123,7 @@ def sheet_frame(rows: Iterable[tuple], header: int, where: str,
     names = [_as_text(v) for v in head[header]]
     while names and names[-1] is None:
         names.pop()
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     for name in names:
         if name is not None and name in seen:
             raise DataError(f"{where}: column {name} appears twice in header row {header + 1}")

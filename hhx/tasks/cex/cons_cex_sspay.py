@@ -138,10 +138,10 @@ def oasdi_calendar(first_year: int, last_year: int) -> pd.DataFrame:
                          "normal_payment_date": pd.Timestamp(normal),
                          "scheduled_payment_date": pd.Timestamp(scheduled)})
     calendar = pd.DataFrame(rows)
-    for month, expected in SPOT_CHECKS.items():
-        got = calendar.loc[calendar["payment_month"].eq(month), "scheduled_payment_date"]
+    for spot, expected in SPOT_CHECKS.items():
+        got = calendar.loc[calendar["payment_month"].eq(spot), "scheduled_payment_date"]
         if len(got) and got.iloc[0].strftime("%Y-%m-%d") != expected:
-            raise DataError(f"OASDI calendar: {month} pays {got.iloc[0]:%Y-%m-%d}, the "
+            raise DataError(f"OASDI calendar: {spot} pays {got.iloc[0]:%Y-%m-%d}, the "
                             f"reference's check says {expected}")
     return calendar
 

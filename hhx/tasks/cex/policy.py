@@ -150,7 +150,7 @@ def _assign(cex: pd.DataFrame, payments: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def _aggregate(cex: pd.DataFrame, payments: pd.DataFrame, extra: Mapping[str, str] | None = None
+def _aggregate(cex: pd.DataFrame, payments: pd.DataFrame, extra: Mapping[str, tuple] | None = None
                ) -> pd.DataFrame:
     assigned = payments[payments["assigned"] >= 0]
     agg = {REBATE: ("amount", "sum"), "rebate_record_count": ("amount", "size"),

@@ -156,7 +156,7 @@ def code_labels(values: pd.Series, variable: str) -> pd.Series:
             continue
         code = int(code)
         if variable == "OCC2010":
-            label = None if code == 9999 else labels.get(code, False)
+            label: Any = None if code == 9999 else labels.get(code, False)  # str, None or False
             if label is False:
                 raise DataError(
                     f"{TASK}: OCC2010 code {code} has no official group in {LABELS_PATH.name}"
@@ -422,7 +422,7 @@ def work_paragraph(row: Mapping[str, Any]) -> str:
         f"and {jobs}.",
     ]
     union = _shown(row, "union_baseline")
-    earn = row.get("earnweek_baseline")
+    earn: Any = row.get("earnweek_baseline")
     earnings = NOT_OBSERVED if is_missing(earn) else format_dollars(float(earn), 2)
     if union == NOT_OBSERVED and earnings == NOT_OBSERVED:
         sentences.append("Your union coverage and weekly earnings are not observed.")

@@ -194,7 +194,7 @@ def phrase(row: Mapping[str, Any], column: str, phrases: Mapping[str, str], task
 
 
 def whole(row: Mapping[str, Any], column: str, task: str) -> int:
-    value = row.get(column)
+    value: Any = row.get(column)
     if missing(value):
         raise DataError(f"task {task}: {column} is missing for id {row.get('id')!r}")
     return int(round(float(value)))
@@ -221,7 +221,7 @@ def background_paragraph(row: Mapping[str, Any], task: str, marital: Mapping[str
 def views_opening(row: Mapping[str, Any], task: str) -> str:
     """Lead-in, the month note with the dollar clause, and the household income."""
     month = int(str(row["time"])[5:7])
-    income = row.get("INCOME")
+    income: Any = row.get("INCOME")
     if missing(income):
         raise DataError(f"task {task}: INCOME is missing for id {row.get('id')!r}")
     return (

@@ -295,7 +295,7 @@ def has_value(value: Any) -> bool:
 
 
 def number(row: Mapping[str, Any], column: str, task: str) -> float:
-    value = row.get(column)
+    value: Any = row.get(column)
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -91,6 +91,8 @@ def _missing(row: Mapping[str, Any], columns: list[str]) -> bool:
 def food(row: Mapping[str, Any] | None) -> float:
     if row is None:
         return math.nan
+    home: Any
+    away: Any
     home, away = row.get("food_at_home_nominal_annual"), row.get("food_away_nominal_annual")
     if pd.isna(home) or pd.isna(away):
         return math.nan
@@ -189,7 +191,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     by_person = episodes_by_person(layers.episodes)
     episodes = {e["episode_id"]: e for e in records(layers.episodes)}
 
-    candidates: list[tuple[str, Mapping[str, Any], dict | None]] = []
+    candidates: list[tuple[str, Mapping[str, Any], Any]] = []  # shock: a dict or None
     for shock in records(layers.shocks):
         key = (str(shock["stable_household_subject_id"]), int(shock["survey_year"]))
         if key in index:
@@ -422,7 +424,7 @@ def reference_answer(row: Mapping[str, Any], task: TaskConfig) -> list:
 def naive_baseline(row: Mapping[str, Any], task: TaskConfig) -> list:
     """No change: the most recent positive history food spending (lag 1, else 2, else 3)."""
     for k in range(1, 4):
-        value = row.get(f"history_lag{k}_annual_food_spending")
+        value: Any = row.get(f"history_lag{k}_annual_food_spending")
         if _has(value) and float(value) > 0:
             return [float(value)]
     raise DataError(f"task {TASK} id {row.get('id')!r}: no positive history food spending")

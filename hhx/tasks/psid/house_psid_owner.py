@@ -168,7 +168,7 @@ HOME_NOW = {"Owns home": "You currently own your home.", "Pays rent": "You curre
             "home."}
 HOME_THEN = {"Owns home": "owned its home", "Pays rent": "rented its home",
              "Neither owns home nor pays rent": "neither owned nor rented its home"}
-FAMILY_STATUS = {
+FAMILY_STATUS: dict[tuple[str | None, str | None], str] = {
     (PARTNERED, MARRIED): "You have a spouse or partner in your household and are legally "
                           "married.",
     (PARTNERED, NOT_MARRIED): "You have a spouse or partner in your household and are not "

@@ -155,7 +155,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             continue
         history = [(lag_lost, lag_other)]
         for older in (t - 2, t - 3):
-            pair = (adult.get((lost, older)), adult.get((other, older)))
+            pair: tuple[Any, Any] = (adult.get((lost, older)), adult.get((other, older)))
             if (pair[0] is None or pair[1] is None
                     or any(str(r["stable_household_subject_id"]) != subject for r in pair)
                     or not (labor_observed(pair[0]) and labor_observed(pair[1]))

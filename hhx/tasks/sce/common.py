@@ -135,7 +135,7 @@ class Steps:
         """Keep rows passing every mask; one report row per mask (counted on the step's input,
         as the reference's drop details) and one for the step."""
         keep = np.ones(len(frame), dtype=bool)
-        details = []
+        details: list = []
         for name, mask in masks:
             m = _as_bool(mask)
             keep &= m
@@ -491,7 +491,7 @@ def work_labels(row: Mapping[str, Any], task: str, suffix: str = "") -> list[str
 def count_between(row: Mapping[str, Any], column: str, low: float, high: float,
                   include_high: bool = True) -> int | None:
     """Rounded whole number when the value lies in [low, high] (or [low, high))."""
-    value = row.get(column)
+    value: Any = row.get(column)
     if not present(value):
         return None
     x = float(value)

@@ -151,7 +151,7 @@ def _strictly_inside(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def _count(row: Mapping[str, Any], column: str) -> int | None:
-    value = row.get(column)
+    value: Any = row.get(column)
     return int(round(float(value))) if c.present(value) else None
 
 
@@ -174,7 +174,7 @@ def _finances(row: Mapping[str, Any]) -> list[str]:
             sentences.append("Your household is about as well off as it was 12 months ago, and "
                              f"you expect it to be {q2} 12 months from now.")
         else:
-            sentences.append(m.q1_q2_sentence(q1, q2, "it"))
+            sentences.append(m.q1_q2_sentence(q1, q2, "it"))  # type: ignore[arg-type]  # both set
     inflation = m.inflation_sentence(row)
     if inflation:
         sentences.append(inflation)
@@ -205,6 +205,8 @@ def _finances(row: Mapping[str, Any]) -> list[str]:
 
 
 def _branch(row: Mapping[str, Any]) -> tuple[str, list[float]]:
+    pay: Any
+    hours: Any
     for branch, spec in BRANCHES.items():
         pay, hours = row.get(spec[4]), row.get(spec[3])
         if c.present(pay) and c.present(hours):

@@ -92,7 +92,7 @@ def staged_filter(steps: c.Steps, frame: pd.DataFrame, label: str,
     the rows left by the previous stage (the reference's age filter after the share checks)."""
     before = len(frame)
     number = steps.number + 1
-    details = []
+    details: list = []
     for stage in stages:
         keep = np.ones(len(frame), dtype=bool)
         for name, mask_of in stage:
