@@ -134,7 +134,7 @@ def _matrix_cell(r: pd.Series, verdict: Verdict | None, model: str) -> str:
     starred = verdict is not None and verdict.best == model and verdict.starred
     tied = verdict is not None and verdict.best == model and not verdict.starred
     score = f"<b>{fmt(r['score'])}" + (" \u2605" if starred else "") + "</b>"
-    if tied:
+    if tied and verdict is not None:
         score += f" <span class='tied'>{html.escape(verdict.mark)}</span>"
     n = f"n={int(r['num_examples'])}"
     if not r["same_examples"]:

@@ -1,1 +1,1 @@
-"""Predictors: one small fit/predict contract (`base.Predictor`) implemented by every backend."""
+"""Predictors: one small fit/predict contract (`protocol.Predictor`) implemented by every backend."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hhx.predictors.base import PredictionRow
+from hhx.predictors.protocol import PredictionRow
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from hhx.bench.baselines import PREDICTION_COLUMN, baselines_path, read_baselines
 from hhx.errors import DataError
-from hhx.predictors.base import PredictionRow
+from hhx.predictors.protocol import PredictionRow
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -65,7 +65,7 @@ from hhx.config import TaskConfig, XGBoostConfig
 from hhx.cores import CoreMeter, job_cores, share_threads, usable_cores, user_thread_limit
 from hhx.errors import ConfigError, DataError
 from hhx.io import temp_dir, write_json_atomic
-from hhx.predictors.base import PredictionRow
+from hhx.predictors.protocol import PredictionRow
 from hhx.predictors.xgboost_params import (
     CLASSIFICATION_PARAMS,
     COMMON_PARAMS,

@@ -86,7 +86,7 @@ def options(cfg: DictConfig) -> dict[str, Any]:
         if key not in OPTIONS:
             close = difflib.get_close_matches(str(key), OPTIONS, n=1)
             hint = f"; did you mean fetch.{close[0]}" if close else ""
-            raise ConfigError(f"fetch.{key}: unknown setting{hint} (known: {', '.join(OPTIONS)})")
+            raise ConfigError(f"fetch.{key!s}: unknown setting{hint} (known: {', '.join(OPTIONS)})")
     out = {"release": "eval", "tasks": None, "raw": False, "revision": "main", **plain}
     if out["release"] not in RELEASES:
         raise ConfigError(f"fetch.release={out['release']}: choose eval (the eval sample, "
@@ -362,7 +362,7 @@ def _bar_class(progress: Progress, name: str) -> type:
     """A tqdm class huggingface_hub's download drives: it feeds `progress`, shows nothing."""
     from tqdm.std import tqdm
 
-    class Bar(tqdm):  # type: ignore[misc]
+    class Bar(tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.pop("name", None)
             super().__init__(*args, **{**kwargs, "disable": True})

@@ -22,12 +22,12 @@ from hhx.bounds import enum_text
 from hhx.config import TargetType, TaskConfig
 from hhx.io import write_json_atomic
 from hhx.sweeps.identity import cell_key, config_hash, data_fingerprint
+from hhx.sweeps.leftover import RECORD_FILE
 from hhx.tracking.labels import model_label
 from hhx.tracking.lookup import CELL_TAG, FoundRun, finished_cells
 
 log = logging.getLogger(__name__)
 
-RECORD_FILE = "sweep_cell.json"
 _STARTED: dict[str, Any] = {}  # this process's current job: its config (for record_failure)
 PRIMARY = {  # the scorer's primary metric and its direction, by target type
     TargetType.categorical: ("mean_macro_f1", "higher_is_better"),

@@ -207,7 +207,7 @@ def cell_size(cfg: DictConfig, task: str) -> tuple[int, float, str]:
     counted = _sidecar_rows(cfg, task)
     if counted is not None:
         rows, source = counted, "data files"
-    per_prompt = (row.prompt_chars if row else 2500) + 2 * MESSAGE_OVERHEAD
+    per_prompt: float = (row.prompt_chars if row else 2500) + 2 * MESSAGE_OVERHEAD
     path = _prompt_file(cfg, task)
     if path is not None:
         read, per_prompt = _file_sizes(path, limit)
@@ -301,7 +301,8 @@ def plan_jobs(sweeper: Any, jobs: list[list[str]]) -> list[dict[str, Any]]:
         finished, done = finished_runs(cfg), None
         if finished is not None:
             if separable and key not in resolved:
-                resolved[key] = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+                resolved[key] = OmegaConf.to_container(  # type: ignore[assignment]  # a dict config
+                    cfg, resolve=True, enum_to_str=True)
             chash = settings_hash_of(resolved.get(key) if separable else None, cfg, task)
             done = (name, model, chash) in finished
         records.append({"job": number, "task": name, "model": model, "overrides": job,

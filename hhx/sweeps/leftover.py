@@ -15,7 +15,7 @@ from pathlib import Path
 
 # What a sweep folder holds before any cell has run (or when every cell was only estimated).
 SWEEP_BOOKKEEPING = {"multirun.yaml", "sweep.json"}
-RECORD_FILE = "sweep_cell.json"  # hhx/sweeps/cell.py (not imported: it loads pandas)
+RECORD_FILE = "sweep_cell.json"  # a sweep job's record (hhx/sweeps/cell.py writes it)
 
 
 def _only_estimated(record: Path) -> bool:

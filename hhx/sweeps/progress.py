@@ -23,7 +23,7 @@ FINAL = ("run", "skipped", "failed", "dry_run")  # a job record's statuses once 
 
 
 def _statuses(sweep_dir: Path, sweep_id: str | None) -> list[str]:
-    from hhx.sweeps.cell import RECORD_FILE
+    from hhx.sweeps.leftover import RECORD_FILE
 
     found = []
     for path in Path(sweep_dir).glob(f"*/{RECORD_FILE}"):

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.io import write_csv_atomic, write_json_atomic, write_text_atomic
-from hhx.sweeps.cell import RECORD_FILE
+from hhx.sweeps.leftover import RECORD_FILE
 from hhx.sweeps.progress import FINAL, SWEEP_FILE
 
 RUN_COLUMNS = ["job", "task", "model", "settings", "metric", "direction", "score", "n",

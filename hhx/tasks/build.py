@@ -324,7 +324,8 @@ def _build_task(ctx: BuildContext, task: TaskConfig, root: Path, synthetic: bool
         if col not in text:
             full[col] = reread[col].to_numpy()
 
-    prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))
+    # the builder module, checked against the TaskBuilder protocol when it loaded
+    prompts = render_all(full, reread, task, module, max(1, int(ctx.n_jobs)))  # type: ignore[arg-type]
     done("release files")
     write_release_task(root, task, public, prompts, sidecar, synthetic=synthetic,
                        compact_prompts=getattr(module, "JSON_SEPARATORS", None) is not None)

@@ -133,7 +133,7 @@ def _may_match(rule: str, text: str, lower: str | None) -> bool:
     folded, literals = pre
     if folded and lower is None:
         return True
-    haystack = lower if folded else text
+    haystack = (lower or "") if folded else text
     return any(lit in haystack for lit in literals)
 
 

@@ -133,7 +133,8 @@ def ensure_demo_raw(cfg: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
         if name == "fred_qd" and cfg.data.fred_qd:
             continue
         given = (cfg.data.demo.surveys or {}).get(name) or {}
-        overrides = dict(OmegaConf.to_container(given) if OmegaConf.is_config(given) else given)
+        overrides = dict(OmegaConf.to_container(given)  # type: ignore[arg-type]  # a mapping
+                         if OmegaConf.is_config(given) else given)
         if name == "cps" and "end" in survey.demo:
             end = str(overrides.get("end", survey.demo["end"]))
             overrides["end"] = demo_end_month(cfg, end)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hhx.io import write_json_atomic
-from hhx.predictors.base import PredictionRow
 from hhx.predictors.llm.aggregation import aggregate
 from hhx.predictors.llm.cache import CACHE_FILE, ResponseCache
 from hhx.predictors.llm.cost import Budget
@@ -27,6 +26,7 @@ from hhx.predictors.llm.schema import answer_schema, answer_tokens
 from hhx.predictors.llm.settings import LLMSettings
 from hhx.predictors.llm.stats import RunStats
 from hhx.predictors.llm.transport import Choice, Response
+from hhx.predictors.protocol import PredictionRow
 from hhx.scoring.parser import AnswerSpec, ParseResult, answer_spec, parse_answer
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ import pandas as pd
 
 from hhx.bench.layout import BenchTask
 from hhx.errors import Interrupted, PredictorError
-from hhx.predictors.base import PredictionRow, Predictor, make_predictor
+from hhx.predictors.base import make_predictor
+from hhx.predictors.protocol import PredictionRow, Predictor
 from hhx.stages.evaluation.plan import EvalRun
 
 

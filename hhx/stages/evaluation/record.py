@@ -13,7 +13,7 @@ from hhx.bench.layout import BenchTask
 from hhx.bounds import enum_text
 from hhx.config import DataSource
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
-from hhx.predictors.base import Predictor
+from hhx.predictors.protocol import Predictor
 from hhx.scoring import write_result
 from hhx.stages.evaluation.plan import EvalRun
 from hhx.stages.evaluation.scoring import Scored

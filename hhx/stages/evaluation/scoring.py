@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.config import TaskConfig
-from hhx.predictors.base import PredictionRow
+from hhx.predictors.protocol import PredictionRow
 from hhx.scoring import error_code, score_task
 from hhx.stages.evaluation.load import Selection
 from hhx.stages.evaluation.plan import EvalRun, ScoreOptions

@@ -472,7 +472,8 @@ def build(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildReport:
     if "fred_qd" not in survey.raw:
         raise DataError(f"survey {survey.name}: raw.fred_qd is not set; point it at a FRED-QD CSV")
     source = survey.source_url or SOURCE_URL
-    fred_path = require_file(_raw_path(raw_dir, survey.raw["fred_qd"]), "FRED-QD file", source)
+    fred_path = require_file(_raw_path(raw_dir, survey.raw["fred_qd"]),  # type: ignore[arg-type]
+                             "FRED-QD file", source)  # (raw.fred_qd checked just above)
     from hhx.surveys.macro.cpi import OUTPUT_NAME as CPI_OUTPUT
 
     cpi_path = out_dir / f"{CPI_OUTPUT}.parquet"

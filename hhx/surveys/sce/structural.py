@@ -211,7 +211,7 @@ def _dated(piece: Piece, df: pd.DataFrame, where: str
     spec = BY_KEY[piece.key]
     n = len(df)
     if piece.module == "housing":
-        expected = piece.wave_year * 100 + 2
+        expected = piece.wave_year * 100 + 2  # type: ignore[operator]  # a housing piece has one
         if "date" in df.columns:  # must be the February fielding month in every row
             seen = _numeric(df, "date")
             bad = seen.isna() | (seen != expected)
