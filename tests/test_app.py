@@ -76,6 +76,9 @@ def test_readme_command_prints_both_models_and_xgboost_wins(demo):
     assert scores["xgboost"]["n"] == scores["no_change"]["n"] == 200
     assert scores["xgboost"]["valid_rate"] == 1.0
     assert scores["xgboost"]["macro_f1"] > scores["no_change"]["macro_f1"]
+    # what the numbers mean: the official metric with its direction, and the rows scored
+    assert "official metric: mean macro-F1 (higher is better)" in proc.stdout
+    assert "scored 200 of 200 rows (every answer valid)" in proc.stdout
 
 
 def test_run_is_tracked_with_params_tags_metrics_and_artifacts(demo):

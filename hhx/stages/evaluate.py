@@ -26,6 +26,7 @@ from omegaconf import DictConfig
 
 from hhx.errors import HhxError
 from hhx.predictors.base import preflight
+from hhx.scoring.metric_names import headline
 from hhx.stages.evaluation.load import Selection, load
 from hhx.stages.evaluation.plan import EvalRun, eval_run
 from hhx.stages.evaluation.predict import predict
@@ -131,7 +132,8 @@ def _evaluate(plan: EvalRun, selection: Selection, cell: sweep_cell.Cell,
                         run_id, resolved, logged=logged_examples(plan, bench, scored.details))
     sweep_cell.finish(cell, plan.task, run_id, metrics)  # the sweep summary's record
 
-    print_result(title, selection.rule, table, plan.tracking, run_id, out)
+    print_result(title, selection.rule, table, plan.tracking, run_id, out,
+                 explained=headline(scored.result))
     if failure:
         raise RunFailed(
             f"task {plan.task.name}, model {plan.model_name}: {failure}; the run is logged FAILED"

@@ -78,10 +78,14 @@ def shown_tags(result: dict, header: str, rule: str, rows: list[dict[str, Any]],
 
 
 def print_result(header: str, rule: str, rows: list[dict[str, Any]], tracking: TrackingConfig,
-                 run_id: str | None, out: Path) -> None:
-    """The result table, where the MLflow run is and how to browse it, and the run directory."""
+                 run_id: str | None, out: Path, explained: str | None = None) -> None:
+    """The result table and what its numbers mean (`explained`: the official metric, its
+    direction and definition, how many rows were scored and why the others were not), where the
+    MLflow run is and how to browse it, and the run directory."""
     print(f"\n{header}\nrows chosen by: {rule}")
     print(format_table(rows))
+    if explained:
+        print(explained)
     if run_id:
         from hhx.tracking.store import prepare_store
         from hhx.tracking.ui import browse_hint
