@@ -4,8 +4,9 @@ rerun of a sweep skips a cell whose identity MLflow already holds as FINISHED (r
 
 Left out of the hash, because they do not change a result: where things are written or logged
 (tracking, paths, the data folders), the sweep switches themselves, other stages' settings
-(leaderboard, sft), the survey and demo settings (the data fingerprint covers what they built),
-and how requests are paced (concurrency, timeouts, retries, rate limits, cluster resources).
+(leaderboard, sft), the survey and demo settings and the task's builder module path (where the
+code lives, not what it does: the data fingerprint covers what they built), and how requests are
+paced (concurrency, timeouts, retries, rate limits, cluster resources).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ EXCLUDED_GROUPS = ("tracking", "paths", "sweep", "leaderboard", "sft", "survey",
                    "force", "dry_run")  # the last two: `+force=true`, `+dry_run=true`
 EXCLUDED_KEYS = {
     "data": ("root", "raw_dir", "intermediate_dir", "rebuild", "demo"),
+    "task": ("builder",),
     "model": ("max_concurrency", "timeout_s", "max_retries", "retry_base_s", "retry_max_s",
               "requests_per_minute", "resources"),
 }
