@@ -1,5 +1,4 @@
-"""hhx/surveys by family: size limits, the demo's generator table, and the import rewriter used
-to move modules (tools/apply_moves.py)."""
+"""hhx/surveys by family: size limits and the demo's generator table."""
 
 from __future__ import annotations
 
@@ -36,38 +35,3 @@ def test_every_demo_writer_names_generator_modules_that_exist():
     for name, modules in GENERATOR_MODULE.items():
         for m in (modules,) if isinstance(modules, str) else modules:
             assert module_file(f"hhx.surveys.synthetic.{m}") is not None, (name, m)
-
-
-MAP = """\
-hhx.surveys.census hhx.surveys.census.decennial
-hhx.surveys.cex_interview hhx.surveys.cex.interview
-hhx.surveys.synthetic.cps hhx.surveys.synthetic.cps.ipums
-hhx/surveys/mich_labels.csv hhx/surveys/mich/mich_labels.csv
-"""
-
-
-def test_apply_moves_rewrites_imports_names_and_paths_once():
-    am = _tool("apply_moves")
-    moves = am.Moves(MAP.splitlines())
-    text = (
-        "from hhx.surveys import census, cex_interview as cx, registry\n"
-        "    from hhx.surveys.census import KEEP_COLUMNS\n"
-        "from hhx.surveys.synthetic.cps import write_synthetic_cps\n"
-        "import hhx.surveys.synthetic.cps as gen\n"
-        'builder: hhx.surveys.cex_interview  # docs: hhx/surveys/cex_interview.py, '
-        "surveys/mich_labels.csv\n"
-        'patch("hhx.surveys.census.build"); hhx.surveys.census_x stays\n'
-    )
-    out = am.rewrite(text, moves)
-    assert out == (
-        "from hhx.surveys import registry\n"
-        "from hhx.surveys.census import decennial as census\n"
-        "from hhx.surveys.cex import interview as cx\n"
-        "    from hhx.surveys.census.decennial import KEEP_COLUMNS\n"
-        "from hhx.surveys.synthetic.cps.ipums import write_synthetic_cps\n"
-        "import hhx.surveys.synthetic.cps.ipums as gen\n"
-        'builder: hhx.surveys.cex.interview  # docs: hhx/surveys/cex/interview.py, '
-        "surveys/mich/mich_labels.csv\n"
-        'patch("hhx.surveys.census.decennial.build"); hhx.surveys.census_x stays\n'
-    )
-    assert am.rewrite(out, moves) == out  # applied twice: no change
