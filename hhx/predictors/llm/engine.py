@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.predictors.llm.cache import ResponseCache, StorageFull
@@ -56,9 +56,7 @@ FIRST_FAILURES_STOP = 3  # calls given up before anything ever answered: the end
 POLL_S = 0.25  # how often a call another process is sending is looked up
 
 
-class Transport(Protocol):
-    """A backend. Async ones implement `send`; batch ones (vLLM) set `batch` and `send_batch`."""
-
+class _TransportCommon(Protocol):
     backend: str
     prices: Prices
     batch: bool  # True: calls go through send_batch in chunks of max_concurrency
@@ -67,9 +65,21 @@ class Transport(Protocol):
 
     def identity(self) -> dict[str, Any]: ...
 
+
+class AsyncTransport(_TransportCommon, Protocol):
+    """A backend answering one request at a time, concurrently (litellm, a llama.cpp server)."""
+
     async def send(self, call: Call) -> Response: ...
 
+
+class BatchTransport(_TransportCommon, Protocol):
+    """A backend answering a batch in one call (vLLM, transformers); sets `batch = True`."""
+
     def send_batch(self, calls: Sequence[Call]) -> list[Response | TransportError]: ...
+
+
+# A backend implements one of the two; `batch` says which.
+Transport = AsyncTransport | BatchTransport
 
 
 class RetryPolicy(Protocol):
@@ -309,12 +319,13 @@ class Engine:
     # --- asynchronous backends -------------------------------------------------------------
 
     async def _send_once(self, call: Call) -> Response:
-        if not self.transport.cancellable:
-            return await self.transport.send(call)
+        transport = cast(AsyncTransport, self.transport)  # not `batch`: it has `send`
+        if not transport.cancellable:
+            return await transport.send(call)
         try:
             # The deadline counts server time only (deadline.py): an answer that arrived while
             # this process was starved is used, not paid for again.
-            return await within(self.transport.send(call), self.settings.timeout_s)
+            return await within(transport.send(call), self.settings.timeout_s)
         except TimeoutError:
             raise TransportError(
                 "timeout", f"no answer within timeout_s={self.settings.timeout_s}"
@@ -524,7 +535,7 @@ class Engine:
             full: StorageFull | None = None
             if send:
                 self.stats.requests_sent += len(send)
-                results = self.transport.send_batch([j.call for j in send])
+                results = cast(BatchTransport, self.transport).send_batch([j.call for j in send])
                 fatal: TransportError | None = None
                 for job, result in zip(send, results, strict=True):
                     if isinstance(result, TransportError):

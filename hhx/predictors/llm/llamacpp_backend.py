@@ -14,7 +14,7 @@ max_concurrency 1), so draws 2..K of a prompt re-use the first draw's evaluated 
 rest: one token for a repeated prompt), and the next prompt re-uses the shared system/lead text.
 Measured (issue 34): one ~520-token prompt evaluation per prompt for K=16, as the bare loop.
 Draws are not batched as parallel sequences nor restored from saved state: either would change
-the float path and so the answers recorded for the same seeds (tests/test_llm_kdraws.py).
+the float path and so the answers recorded for the same seeds (tests/predictors/llm/test_llm_kdraws.py).
 `model.timeout_s` does not apply here; the answer budget (`decoding.max_tokens`) bounds the work.
 
 `model.requantize` (q8_0 | q4_0 | f16 | null) runs the model from a copy of the GGUF converted

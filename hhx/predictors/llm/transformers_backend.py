@@ -103,6 +103,8 @@ class TransformersTransport:
             settings.output_cost_per_token,
             use_litellm_map=False,
         )
+        # What the engine's stop messages name (a truncated answer, an out-of-memory batch...).
+        self.endpoint = f"transformers in-process ({settings.model_path or settings.model_id})"
 
     def identity(self) -> dict[str, Any]:
         return {"weights": self.path, "lora": self._adapter, "device": self.device}
@@ -170,7 +172,7 @@ class TransformersTransport:
         is evaluated once, its cache repeated K times, and generation goes on from there.
         `num_return_sequences=K` would evaluate the prompt K times (about 3x slower for K = 16 at
         550 prompt tokens on the CPU); the sampled tokens are the same (same logits, same random
-        stream: checked in tests/test_llm_transformers_prefill.py). None: not possible here."""
+        stream: checked in tests/predictors/llm/test_llm_transformers_prefill.py). None: not possible here."""
         ids, mask = batch["input_ids"], batch["attention_mask"]
         if ids.shape[1] < 2:
             return None

@@ -35,7 +35,7 @@ import csv
 import datetime as dt
 import io
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -380,13 +380,13 @@ def _bls_files(year: int, cus: list[dict]) -> dict[str, bytes]:
 # ICPSR fixed-width archives (1982-1989)
 
 
-def _fixed(width: int, fields: list[tuple[str, int | None, int | None]],
+def _fixed(width: int, fields: Sequence[tuple[str, int | None, int | None]],
            values: dict[str, str]) -> bytes:
     """One record: each value right-justified in its documented columns, blanks elsewhere."""
     line = bytearray(b" " * width)
     for name, start, end in fields:
         value = values.get(name, "")
-        if start is None or value == "":
+        if start is None or end is None or value == "":  # (a field absent that year: both None)
             continue
         if len(value) > end - start:
             raise ConfigError(f"synthetic ICPSR Diary: {name} {value!r} exceeds columns "

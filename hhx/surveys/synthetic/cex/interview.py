@@ -25,6 +25,7 @@ import functools
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -81,7 +82,7 @@ def _generate(seed: int, years: tuple[int, ...], n: int) -> tuple[
         by_q.setdefault(rec.q, []).append(rec)
     files: dict[int, dict[str, bytes]] = {}
     packages: dict[tuple[str, int, int], list[int]] = {}
-    truth_rows: dict[tuple[str, int, int], dict[str, object]] = {}
+    truth_rows: dict[tuple[str, int, int], dict[str, Any]] = {}
     for year in years:
         yy = year % 100
         files[year] = {}

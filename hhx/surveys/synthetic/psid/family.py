@@ -17,11 +17,15 @@ an occupation group, a work propensity, a pay effect and usual hours, which psid
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from hhx.errors import ConfigError
+
+T = TypeVar("T")
 
 # (subsample, first ER30001, last ER30001, share of the initial families, entry waves)
 SUBSAMPLES: tuple[tuple[str, int, int, float, tuple[int, ...]], ...] = (
@@ -114,7 +118,7 @@ class _Draws:
             block.reverse()
         return self._z.pop()
 
-    def pick(self, options: tuple | list, p: list[float] | None = None) -> object:
+    def pick(self, options: Sequence[T], p: list[float] | None = None) -> T:
         weights = p if p is not None else [1.0] * len(options)
         x = self.u() * sum(weights)
         for option, w in zip(options, weights, strict=True):

@@ -30,11 +30,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from hhx.surveys.sce.items import CORE_PROBABILITY_ITEMS, density_columns
+
+# A missing value as a np.where branch (numpy's stubs accept no bare None there).
+NONE: Any = None
 
 LOCKIN_YEARS = (2023, 2024)  # housing waves asking q6a_lock
 CORE_FILE_YEARS = {"core_13_16": (2013, 2016), "core_17_19": (2017, 2019),
@@ -91,7 +95,7 @@ def _inject(rng, clean: np.ndarray, asked: np.ndarray, *, special: float = 0.015
     n = len(clean)
     u = rng.random(n)
     raw = np.where(asked, clean, np.nan).astype("object")
-    status = np.where(asked, "valid", None).astype("object")
+    status = np.where(asked, "valid", NONE).astype("object")
     is_special = asked & (u < special)
     is_range = asked & (u >= special) & (u < special + out_of_range)
     is_text = asked & (u >= special + out_of_range) & (u < special + out_of_range + text)
@@ -220,7 +224,7 @@ def _density_family(rng, family: str, asked: np.ndarray, centre: np.ndarray,
         truth[f"{name}__status"] = bin_status[:, j]
         truth[f"{name}__clean"] = np.where(bin_status[:, j] == "valid", numeric[:, j], np.nan)
     for stat in ("mean", "iqr"):  # the two statistics the tasks read
-        columns[f"{family}_{stat}"] = np.where(stats_ok, np.round(stats[stat], 6), None)
+        columns[f"{family}_{stat}"] = np.where(stats_ok, np.round(stats[stat], 6), NONE)
     return columns, truth, family_status
 
 
@@ -304,7 +308,7 @@ def _core(rng, first: int, last: int, new_per_month: int, lockin_entrants: int =
     not_working = ~employed
     looking = np.where(np.isin(work, [3, 4]), rng.random(n) < 0.95, rng.random(n) < np.where(
         employed, 0.2, 0.1))
-    raw: dict[str, object] = {
+    raw: dict[str, Any] = {
         "userid": panel["userid"].to_numpy(), "date": year * 100 + month,
         "weight": np.round(panel["weight_base"].to_numpy() * rng.uniform(0.95, 1.05, n), 6),
         "tenure": tenure,
@@ -380,7 +384,7 @@ def _inflation_densities(rng: np.random.Generator, panel: pd.DataFrame, raw: dic
         "Q9c": (np.ones(n, bool), infl * 0.8 + 0.6 + rng.normal(0, 1.3, n),
                 spread * rng.uniform(0.8, 1.5, n)),
     }
-    stats_columns = {}
+    stats_columns: dict[str, Any] = {}
     for family, (asked, centre, spread_) in families.items():
         columns, bins_truth, status = _density_family(rng, family, asked, centre, spread_,
                                                       CORE_DENSITY_P)

@@ -20,6 +20,7 @@ import decimal
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -210,7 +211,7 @@ def synthetic_fz_frame(
     share = _down_share(rng, liquid, income)
     cash_to_price = rng.uniform(0.3, 1.0, n)  # of the $100,000, how much more they would pay
     cash_to_down = rng.uniform(0.4, 1.0, n)  # ... and how much of it they would put down
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(n):
         version = f.at[i, "hypoversion"]
         if np.isnan(version):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -125,14 +126,14 @@ def synthetic_sce(*, seed: int, start: str = "2013-06", end: str = "2026-06",
     return SyntheticSCE(sheets, truth)
 
 
-def _cell(v):
+def _cell(v: Any) -> Any:
     """Python value for the workbook: blank for NaN/None, ints for whole-number codes."""
     if v is None:
         return None
     if isinstance(v, (float, np.floating)):
         if np.isnan(v):
             return None
-        return int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v)
+        return int(v) if float(v).is_integer() and abs(float(v)) < 2**53 else float(v)
     if isinstance(v, np.integer):
         return int(v)
     return v

@@ -22,11 +22,14 @@ written by hhx.surveys.synthetic.sce.microdata.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from hhx.surveys.sce.items import HOUSING_YEARS
 from hhx.surveys.synthetic.sce.core import (
+    NONE,
     UNBOUNDED,
     Sheet,
     _density_family,
@@ -74,7 +77,7 @@ def _spending(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFram
     rows = _module_rows(rng, context, {4, 8, 12}, max(first_month, 2014 * 12 + 11))
     n = len(rows)
     mi = rows["month_index"].to_numpy()
-    raw: dict[str, object] = {"userid": rows["userid"].to_numpy(), "date": (mi // 12) * 100
+    raw: dict[str, Any] = {"userid": rows["userid"].to_numpy(), "date": (mi // 12) * 100
                               + mi % 12 + 1}
     truth = pd.DataFrame(_keys(rows))
     # spending rose more often, and by more, for employed and higher-income households
@@ -128,7 +131,7 @@ def _labor(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFrame, 
     rows = _module_rows(rng, context, {3, 7, 11}, max(first_month, 2014 * 12 + 2))
     n = len(rows)
     mi = rows["month_index"].to_numpy()
-    raw: dict[str, object] = {"userid": rows["userid"].to_numpy(),
+    raw: dict[str, Any] = {"userid": rows["userid"].to_numpy(),
                               "date": (mi // 12) * 100 + mi % 12 + 1}
     truth = pd.DataFrame(_keys(rows))
     employed = rows["employed"].to_numpy()
@@ -181,7 +184,7 @@ def _policy(rng, context: pd.DataFrame, first_month: int) -> tuple[pd.DataFrame,
     rows = _module_rows(rng, context, {2, 6, 10}, max(first_month, 2015 * 12 + 9))
     n = len(rows)
     mi = rows["month_index"].to_numpy()
-    raw: dict[str, object] = {"userid": rows["userid"].to_numpy(),
+    raw: dict[str, Any] = {"userid": rows["userid"].to_numpy(),
                               "date": (mi // 12) * 100 + mi % 12 + 1}
     truth = pd.DataFrame(_keys(rows))
     for item in POLICY_ITEMS:
@@ -243,7 +246,7 @@ def _housing(rng, context: pd.DataFrame, first_month: int
         rows = rows[rng.random(len(rows)) < (0.95 if lock else 0.8)].reset_index(drop=True)
         n = len(rows)
         owner = rows["q43"].to_numpy() == 1
-        raw: dict[str, object] = {"userid": rows["userid"].to_numpy()}
+        raw: dict[str, Any] = {"userid": rows["userid"].to_numpy()}
         if year <= 2016:
             raw["date"] = np.full(n, year * 100 + 2)
         raw["weights"] = np.round(rng.lognormal(0, 0.3, n), 6)
@@ -335,7 +338,7 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
     mi = rows["month_index"].to_numpy()
     employed = rows["employed"].to_numpy()
     age = rows["age"].to_numpy().astype(float)
-    raw: dict[str, object] = {"year": mi // 12, "userid": rows["userid"].to_numpy(),
+    raw: dict[str, Any] = {"year": mi // 12, "userid": rows["userid"].to_numpy(),
                               "responseid": rng.choice(10**7, size=n, replace=False) + 10**7}
     raw["survey_weight"] = np.round(rng.lognormal(0, 0.35, n), 6)
     # months since paid work (asked of those not working) and the ways it can be unusable
@@ -363,7 +366,7 @@ def _job_search(rng, context: pd.DataFrame, first_month: int
                        ["never_had_paid_job", "invalid_negative", "invalid_noninteger"],
                        np.where(no_age, "age_unavailable_for_validation",
                                 np.where(kind == "too_many", "exceeds_age_in_months", "valid")))
-    status = np.where(employed, None, status)
+    status = np.where(employed, NONE, status)
     truth = pd.DataFrame(_keys(rows, 10))
     truth["l8_months_no_work__status"] = status
     truth["l8_months_no_work__clean"] = np.where(status == "valid", l8, np.nan)
@@ -454,7 +457,7 @@ def _special_items(rng: np.random.Generator, raw: dict, truth: pd.DataFrame,
         special = code > 0
         raw[column] = np.where(asked, np.where(special, code, values), np.nan)
         st = np.where(special, pd.Series(code).map(_special_name(column)).to_numpy(), "valid")
-        truth[f"{column}__status"] = np.where(asked, st, None)
+        truth[f"{column}__status"] = np.where(asked, st, NONE)
         truth[f"{column}__clean"] = np.where(asked & ~special, values, np.nan)
 
 
