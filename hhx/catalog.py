@@ -13,6 +13,7 @@ and one conf/model/<name>.yaml. A new stage is its module (with `run(cfg)`) and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -63,6 +64,7 @@ class Kind(str, Enum):
     fits = "fits"  # fits a model on the task's train split (XGBoost)
     api = "api"  # sends requests to an API or a server (priced per token)
     local = "local"  # runs open weights in this process (needs the weights here)
+    custom = "custom"  # the user's own code (model.target): fits and answers in this process, CPU
 
 
 class Gpu(str, Enum):
@@ -131,9 +133,32 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 needs="torch and transformers (pip install 'hhx[sft]')", fine_tunable=True,
                 gpu=Gpu.optional, packages=("torch", "transformers"),
                 install="pip install 'hhx[sft]'"),
+    # the user's own predictor: a class, an object or a function named by model.target
+    BackendSpec("custom", "hhx.predictors.custom:make", Kind.custom,
+                Resources(gpus=0, cpus=1, mem_gb=8, time_min=120),
+                needs="model.target=<module.Class | module:function | entry point> (CPU)"),
 )}
 
 
 def backend_spec(backend: object) -> BackendSpec:
     """The table entry of a config's `model.backend` (an enum member or its name)."""
     return BACKENDS[enum_text(backend)]
+
+
+def custom_model_name(target: object, params: object = None) -> str:
+    """The default `model.name` of a custom predictor (conf/model/custom.yaml), from its target
+    text alone: a class's name (`pkg.mod.RidgePredictor` -> `RidgePredictor`), a function's with
+    its module's last part (`pkg.baselines:predict` -> `baselines.predict`), an entry point's or a
+    registered object's name; its params after it (`RidgePredictor(alpha=10)`). So two targets,
+    or one target with two settings, are two models on the leaderboard."""
+    if target is None or str(target) == "":
+        return "custom"
+    text = str(target).split(":", 1)[-1] if str(target).startswith("registered:") else str(target)
+    module, _, attr = text.replace(":", ".").rpartition(".")
+    name = attr or text
+    if module and name[:1].islower():  # a function or an object: its module says which
+        name = f"{module.rpartition('.')[2]}.{name}"
+    items = dict(params).items() if isinstance(params, Mapping) or hasattr(params, "items") else ()
+    if items:
+        name += "(" + ",".join(f"{k}={v}" for k, v in sorted(items, key=lambda kv: str(kv[0]))) + ")"
+    return name
