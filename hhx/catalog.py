@@ -13,7 +13,6 @@ and one conf/model/<name>.yaml. A new stage is its module (with `run(cfg)`) and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -158,7 +157,8 @@ def custom_model_name(target: object, params: object = None) -> str:
     name = attr or text
     if module and name[:1].islower():  # a function or an object: its module says which
         name = f"{module.rpartition('.')[2]}.{name}"
-    items = dict(params).items() if isinstance(params, Mapping) or hasattr(params, "items") else ()
-    if items:
-        name += "(" + ",".join(f"{k}={v}" for k, v in sorted(items, key=lambda kv: str(kv[0]))) + ")"
+    items = getattr(params, "items", None)  # a mapping, or OmegaConf's DictConfig of one
+    pairs = sorted((str(k), v) for k, v in items()) if callable(items) else []
+    if pairs:
+        name += "(" + ",".join(f"{k}={v}" for k, v in pairs) + ")"
     return name

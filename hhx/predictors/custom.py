@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hhx.errors import ConfigError, PredictorError
+from hhx.errors import ConfigError, HhxError, PredictorError
 from hhx.predictors.protocol import PredictionRow
 
 if TYPE_CHECKING:
@@ -253,6 +253,21 @@ def _plain(value: Any) -> Any:
 # the predictors hhx runs
 
 
+def _call(name: str, what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The user's code, its failure as one line with where it happened (no traceback)."""
+    try:
+        return function(*args, **kwargs)
+    except HhxError:
+        raise
+    except Exception as exc:
+        import traceback
+
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+        text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        raise PredictorError(f"model {name}: {what} raised {text}{where}") from exc
+
+
 class CustomPredictor:
     """A user's predictor behind hhx's contract: optional methods supplied, answers checked."""
 
@@ -262,11 +277,11 @@ class CustomPredictor:
 
     def fit(self, task: BenchTask) -> CustomPredictor:
         self.task = task.spec
-        self.inner.fit(task)
+        _call(self.name, "fit", self.inner.fit, task)
         return self
 
     def predict(self, task: BenchTask, examples: pd.DataFrame) -> list[PredictionRow]:
-        rows = self.inner.predict(task, examples)
+        rows = _call(self.name, "predict", self.inner.predict, task, examples)
         return checked_rows(self.name, task.spec, examples, _as_rows(self.name, rows, examples))
 
     def save(self, out_dir: Path) -> list[Path]:
@@ -288,6 +303,13 @@ class FunctionPredictor:
 
     def __init__(self, name: str, function: Callable[..., Any], params: dict[str, Any]) -> None:
         self.name, self.function, self.params = name, function, params
+        try:
+            inspect.signature(function).bind(None, **params)
+        except TypeError as exc:
+            raise ConfigError(f"model {name}: the function cannot take (rows, **model.params): "
+                              f"{exc} (model.params={params})") from None
+        except ValueError:  # a builtin without a signature: tried when called
+            pass
 
     def fit(self, task: BenchTask) -> FunctionPredictor:
         return self
@@ -295,13 +317,8 @@ class FunctionPredictor:
     def predict(self, task: BenchTask, examples: pd.DataFrame) -> list[PredictionRow]:
         from hhx.predictors.features import example_rows
 
-        try:
-            answers = self.function(example_rows(task, examples), **self.params)
-        except TypeError as exc:
-            if self.params and "argument" in str(exc):
-                raise ConfigError(f"model {self.name}: {exc} (model.params={self.params})"
-                                  ) from None
-            raise
+        answers = _call(self.name, "the function", self.function, example_rows(task, examples),
+                        **self.params)
         answers = list(answers) if answers is not None and not isinstance(answers, str) else None
         if answers is None:
             raise PredictorError(f"model {self.name}: the function returned no list of answers; "

@@ -45,6 +45,7 @@ def model_configs() -> dict[str, tuple[ModelConfig, bool]]:
     out = {}
     for path in sorted((CONF_DIR / "model").glob("*.yaml")):
         raw = OmegaConf.load(path)
+        assert isinstance(raw, DictConfig)
         raw.pop("defaults", None)  # a schema of its own (MODEL_SCHEMAS), chosen by its backend
         template = OmegaConf.is_missing(raw, "name")
         if template:
