@@ -1,7 +1,7 @@
 """Predictors as plain functions: `predict(rows, **params) -> list`, one answer per row.
 
     python -m hhx task=labor_cps_jobfind model=custom \
-        model.target=examples.custom_predictor.rules.no_change_unless_long_unemployed
+        model.target=examples.custom_predictor.rules.short_spells_find_work
 
 `rows` is a DataFrame of the evaluated examples (id, time, release_date, system, user,
 naive_baseline, split, split_position) with the task table's predictors beside them; the gold
@@ -21,11 +21,11 @@ def no_change(rows: pd.DataFrame) -> list:
     return [json.loads(text) for text in rows["naive_baseline"]]
 
 
-def no_change_unless_long_unemployed(rows: pd.DataFrame, weeks: int = 26) -> list:
-    """labor_cps_jobfind: the no-change answer, but `unemployed` after `weeks` weeks without
-    work (`+model.params.weeks=52` changes the threshold)."""
+def short_spells_find_work(rows: pd.DataFrame, weeks: int = 4) -> list:
+    """labor_cps_jobfind: `employed` after an unemployment spell of at most `weeks` weeks, else
+    the no-change answer (`+model.params.weeks=10` changes the threshold)."""
     answers = []
-    for baseline, duration in zip(rows["naive_baseline"], rows["durunemp_baseline"], strict=True):
-        long_spell = pd.notna(duration) and float(duration) >= weeks
-        answers.append(["unemployed"] if long_spell else json.loads(baseline))
+    for baseline, spell in zip(rows["naive_baseline"], rows["durunemp_baseline"], strict=True):
+        short = pd.notna(spell) and float(spell) <= weeks
+        answers.append(["employed"] if short else json.loads(baseline))
     return answers
