@@ -2,7 +2,8 @@
 
 `model.target` names, in this order of lookup:
 - `registered:<name>`: an object handed to `register_instance(obj, name)` in this process (what
-  the Python API does with `hhx.evaluate(model=obj)`);
+  the Python API does with `hhx.evaluate(model=obj)`); it is known by its name (its model name,
+  its sweep cell), so two different objects need two names;
 - `module.attr` or `module:attr` (`attr` may be dotted): imported as Python's `-m` would, the
   current folder first on the path;
 - a bare name: an entry point of the group `hhx.predictors` (an installed package registers
