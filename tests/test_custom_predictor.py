@@ -234,7 +234,7 @@ def test_an_entry_point_names_an_installed_predictor(work, tmp_path, monkeypatch
 
 def test_scikit_learn_estimators_are_fitted_per_output_on_the_features(work):
     labels = answer(bench(work, JOBFIND), custom.make(config(
-        "sklearn.linear_model.LogisticRegression", {"max_iter": 300})))
+        "sklearn.linear_model.LogisticRegression", {"max_iter": 2000})))
     assert len({r.prediction[0] for r in labels}) > 1
     numbers = answer(bench(work, DISPLACE), custom.make(config("sklearn.linear_model:Ridge")))
     assert all(isinstance(r.prediction[0], float) for r in numbers)
@@ -274,8 +274,8 @@ class Crashing(Reversed):
 
 @pytest.mark.parametrize(("obj", "message"), [
     (bad, "row id {id} (time {time}): answer [\"hired\"] is not an answer of task "
-          "labor_cps_jobfind (target:invalid_label:'hired';allowed=employed,unemployed,"
-          "not_in_labor_force); expected a list of 1 label(s) [target: one of employed, "
+          "labor_cps_jobfind (labor_force_status:invalid_label:'hired';allowed=employed,unemployed,"
+          "not_in_labor_force); expected a list of 1 label(s) [labor_force_status: one of employed, "
           "unemployed, not_in_labor_force]"),
     (Reversed(), "an answer for row id {last} "),
     (Crashing(), "predict raised KeyError: 'no such key' ("),
