@@ -201,9 +201,12 @@ def _sklearn_style(obj: Any) -> bool:
 def _instantiate(target: str, cls: type, params: dict[str, Any]) -> Any:
     try:
         return cls(**params)
-    except TypeError as exc:
+    except HhxError:
+        raise
+    except Exception as exc:  # a wrong keyword (TypeError) or the user's __init__ failing
+        text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         raise ConfigError(f"model.target={target}: {cls.__name__}(**model.params) failed: "
-                          f"{exc} (model.params={params})") from None
+                          f"{text} (model.params={params})") from None
 
 
 def adapt(target: str, obj: Any, params: dict[str, Any], name: str) -> Any:
@@ -324,7 +327,7 @@ class FunctionPredictor:
         if answers is None:
             raise PredictorError(f"model {self.name}: the function returned no list of answers; "
                                  f"return one answer per row ({len(examples)} rows)")
-        count(self.name, task.spec, len(answers), len(examples))
+        count(self.name, task.spec, len(answers), examples)
         rows = [PredictionRow(id=str(ex.id), time=str(ex.time), prediction=_jsonable(a))
                 for ex, a in zip(examples.itertuples(index=False), answers, strict=True)]
         return checked_rows(self.name, task.spec, examples, rows, text_ok=False)
@@ -340,10 +343,14 @@ class FunctionPredictor:
 # checking what a predictor answered
 
 
-def count(name: str, task: TaskConfig, got: int, want: int) -> None:
+def count(name: str, task: TaskConfig, got: int, examples: pd.DataFrame) -> None:
+    want = len(examples)
     if got != want:
+        which = (f"the first without one is row id {examples['id'].iloc[got]} (time "
+                 f"{examples['time'].iloc[got]})" if got < want else f"{got - want} too many")
         raise PredictorError(f"model {name}: predict returned {got} answers for the {want} "
-                             f"examples of task {task.name}; return one per example, in order")
+                             f"examples of task {task.name} ({which}); return one per example, "
+                             "in order")
 
 
 def _as_rows(name: str, rows: Any, examples: pd.DataFrame) -> list[PredictionRow]:
@@ -380,7 +387,7 @@ def checked_rows(name: str, task: TaskConfig, examples: pd.DataFrame,
     left to the scorer when `text_ok`). Otherwise one line naming the row and what was expected."""
     from hhx.scoring.parser import answer_spec, validate_value
 
-    count(name, task, len(rows), len(examples))
+    count(name, task, len(rows), examples)
     spec = answer_spec(task)
     for row, ex in zip(rows, examples.itertuples(index=False), strict=True):
         if (str(row.id), str(row.time)) != (str(ex.id), str(ex.time)):
