@@ -63,6 +63,7 @@ class Kind(str, Enum):
     fits = "fits"  # fits a model on the task's train split (XGBoost)
     api = "api"  # sends requests to an API or a server (priced per token)
     local = "local"  # runs open weights in this process (needs the weights here)
+    custom = "custom"  # the user's own code (model.target): fits and answers in this process, CPU
 
 
 class Gpu(str, Enum):
@@ -131,9 +132,33 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
                 needs="torch and transformers (pip install 'hhx[sft]')", fine_tunable=True,
                 gpu=Gpu.optional, packages=("torch", "transformers"),
                 install="pip install 'hhx[sft]'"),
+    # the user's own predictor: a class, an object or a function named by model.target
+    BackendSpec("custom", "hhx.predictors.custom:make", Kind.custom,
+                Resources(gpus=0, cpus=1, mem_gb=8, time_min=120),
+                needs="model.target=<module.Class | module:function | entry point> (CPU)"),
 )}
 
 
 def backend_spec(backend: object) -> BackendSpec:
     """The table entry of a config's `model.backend` (an enum member or its name)."""
     return BACKENDS[enum_text(backend)]
+
+
+def custom_model_name(target: object, params: object = None) -> str:
+    """The default `model.name` of a custom predictor (conf/model/custom.yaml), from its target
+    text alone: a class's name (`pkg.mod.RidgePredictor` -> `RidgePredictor`), a function's with
+    its module's last part (`pkg.baselines:predict` -> `baselines.predict`), an entry point's or a
+    registered object's name; its params after it (`RidgePredictor(alpha=10)`). So two targets,
+    or one target with two settings, are two models on the leaderboard."""
+    if target is None or str(target) == "":
+        return "custom"
+    text = str(target).split(":", 1)[-1] if str(target).startswith("registered:") else str(target)
+    module, _, attr = text.replace(":", ".").rpartition(".")
+    name = attr or text
+    if module and name[:1].islower():  # a function or an object: its module says which
+        name = f"{module.rpartition('.')[2]}.{name}"
+    items = getattr(params, "items", None)  # a mapping, or OmegaConf's DictConfig of one
+    pairs = sorted((str(k), v) for k, v in items()) if callable(items) else []
+    if pairs:
+        name += "(" + ",".join(f"{k}={v}" for k, v in pairs) + ")"
+    return name

@@ -317,6 +317,25 @@ class ModelConfig(LLMModelSettings, ModelCommon):
 
 
 @dataclass
+class CustomModelConfig(ModelConfig):
+    """conf/model/custom.yaml: a predictor of the user's own (hhx/predictors/custom.py). Only
+    this model's config carries these fields (conf/model/custom.yaml takes this schema in its
+    defaults list), so every other model's config, hash and logged params stay as they were."""
+
+    # "module.attr", "module:attr", an entry point of the group `hhx.predictors`, or what
+    # hhx.predictors.custom.register_instance returned: a Predictor class, an object, a function.
+    target: str | None = None
+    # Keyword arguments of the class (or the function); Any so that `model.params={alpha: 1}`
+    # works without `++` (and `+model.params.alpha=1` too).
+    params: Any = None
+
+
+# Config groups whose options take a schema of their own: model backend -> schema (registered
+# as `schema/model/<backend>`, named in that model's YAML defaults list).
+MODEL_SCHEMAS: dict[str, type[ModelConfig]] = {"custom": CustomModelConfig}
+
+
+@dataclass
 class DecodingConfig:
     name: str = "provider_default"
     temperature: float | None = field(default=None, metadata=at_least(0))
@@ -517,3 +536,5 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     # Group options are merged into the typed fields of HhxConfig, which validates them.
     cs.store(name="hhx_schema", node=HhxConfig)
+    for backend, schema in MODEL_SCHEMAS.items():
+        cs.store(group="schema/model", name=backend, node=schema)

@@ -25,7 +25,7 @@ from hhx.errors import ConfigError
 from hhx.predictors.llm.settings import draws_problem
 
 # Settings whose values are free-form mappings (any key is fine below them).
-FREE = {"model.extra", "task.xgb_seeds", "survey.raw", "survey.demo", "data.demo.surveys"}
+FREE = {"model.extra", "model.params", "task.xgb_seeds", "survey.raw", "survey.demo", "data.demo.surveys"}
 # The short forms of sweep.force / sweep.dry_run (`+force=true`, `+dry_run=true`: hhx/sweeps/cell.py
 # reads either), top-level keys Hydra adds that the schema does not list; `+fetch.<key>=` is
 # stage=fetch's options (checked there, hhx/stages/fetch.py).

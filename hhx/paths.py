@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hhx.catalog import STAGES
+from hhx.catalog import STAGES, custom_model_name
 
 PACKAGE = Path(__file__).resolve().parent
 MARKER = ".hhx-root"
@@ -57,10 +57,13 @@ def stage_label(stage: object, task: str, model: str, survey: object = None) -> 
 
 
 def register_resolvers() -> None:
-    """`${hhx.root:}`, `${hhx.tracking_uri:<root>}` and `${hhx.run_label:...}` for conf/."""
+    """`${hhx.root:}`, `${hhx.tracking_uri:<root>}`, `${hhx.run_label:...}` and
+    `${hhx.custom_name:<target>,<params>}` for conf/."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("hhx.root"):
         OmegaConf.register_new_resolver("hhx.root", lambda: str(project_root()))
         OmegaConf.register_new_resolver("hhx.tracking_uri", lambda root: tracking_uri(root))
         OmegaConf.register_new_resolver("hhx.run_label", stage_label)
+    if not OmegaConf.has_resolver("hhx.custom_name"):  # conf/model/custom.yaml's default name
+        OmegaConf.register_new_resolver("hhx.custom_name", custom_model_name)

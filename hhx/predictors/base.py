@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 def preflight(cfg: HhxConfig | DictConfig) -> None:
     """Checks that take seconds and save minutes, run before the data and MLflow are opened: an
     API model's endpoint must resolve and accept a connection (hhx/predictors/llm/probe.py); an
-    open-weight model's weights must be here (hhx/predictors/llm/weights_check.py). Once per
+    open-weight model's weights must be here (hhx/predictors/llm/weights_check.py); a custom
+    model's target must import and be a predictor (hhx/predictors/custom.py). Once per
     config: the app runs it before the evaluate stage's imports, the stage again when called alone."""
     if any(seen is cfg for seen in _PREFLIGHTED):
         return
@@ -33,6 +34,11 @@ _PREFLIGHTED: list[Any] = []
 
 def _check(cfg: HhxConfig | DictConfig) -> None:
     spec = backend_spec(cfg.model.backend)
+    if spec.kind is Kind.custom:  # the target imports and is a predictor: one line if not
+        from hhx.predictors.custom import make
+
+        make(cfg)
+        return
     if spec.kind is Kind.local:
         from hhx.predictors.llm.weights_check import check_local_weights
 

@@ -21,7 +21,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hhx.bounds import enum_text
-from hhx.config import DataConfig, ModelConfig
+from hhx.config import MODEL_SCHEMAS, DataConfig, ModelConfig
+from hhx.paths import register_resolvers
 from hhx.predictors.needs import missing, needs
 from hhx.surveys.registry import with_dependencies
 from hhx.tasks.registry import CONF_DIR, load_task, task_names
@@ -40,15 +41,19 @@ def _data_config(name: str, cfg: DictConfig | None = None) -> DataConfig:
 
 def model_configs() -> dict[str, tuple[ModelConfig, bool]]:
     """conf/model/<name>.yaml -> (its config, whether it is a template taking model.name)."""
+    register_resolvers()  # custom.yaml's name is `${hhx.custom_name:...}`
     out = {}
     for path in sorted((CONF_DIR / "model").glob("*.yaml")):
         raw = OmegaConf.load(path)
+        assert isinstance(raw, DictConfig)
+        raw.pop("defaults", None)  # a schema of its own (MODEL_SCHEMAS), chosen by its backend
         template = OmegaConf.is_missing(raw, "name")
         if template:
             raw.name = path.stem  # a template (e.g. openai_compatible): the name comes later
         root = OmegaConf.create({"model": raw})  # interpolations name `model.<key>`
         OmegaConf.resolve(root)
-        merged = OmegaConf.merge(OmegaConf.structured(ModelConfig), root.model)
+        schema = MODEL_SCHEMAS.get(str(raw.get("backend")), ModelConfig)
+        merged = OmegaConf.merge(OmegaConf.structured(schema), root.model)
         model = OmegaConf.to_object(merged)
         assert isinstance(model, ModelConfig)
         out[path.stem] = (model, template)

@@ -17,6 +17,7 @@ forecast), else an estimate from the composed config:
 - LLM backends: requests (examples x draws, one request per example with `n`) x `LLM_REQUEST_S`
   over the model's `max_concurrency`.
 - no-change: a second.
+- a custom predictor (user code, unknown cost): `CUSTOM_ROW_S` per table row, a linear fit's pace.
 Rows and columns come from the release's `manifest.csv` (benchmark_rows, tabular_columns) when
 the task is built, else a typical table (`TYPICAL_TABLE`).
 """
@@ -40,6 +41,7 @@ XGB_RATE = 3.0e-10  # s per (row x column x tree-level); demo grid, 2 cores
 XGB_MODEL_S = 1.0
 LLM_REQUEST_S = 2.0  # s per request, one at a time
 NO_CHANGE_S = 1.0
+CUSTOM_ROW_S = 1.0e-5
 TYPICAL_TABLE = (10_000, 50)  # rows, columns of a task not built yet
 ORDERS = ("longest_first", "given")  # hydra.sweeper.order
 
@@ -106,6 +108,8 @@ def estimated_seconds(cfg: DictConfig) -> float:
     rows, columns = table_size(cfg)
     if kind is Kind.answers:  # reads answers, fits nothing
         return NO_CHANGE_S
+    if kind is Kind.custom:  # the user's code: a guess that grows with the table
+        return NO_CHANGE_S + CUSTOM_ROW_S * rows * max(1, columns) / 10
     if kind is Kind.fits:  # XGBoost: its trees
         rounds = cfg.model.xgboost.get("n_estimators") if cfg.model.get("xgboost") else None
         levels, models = xgboost_tree_levels(cfg.task)

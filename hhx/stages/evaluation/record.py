@@ -92,6 +92,9 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         # Fine-tuned models: the base model and the adapter applied to it (empty for none).
         "hhx.base_model": run.base_model,
         "hhx.adapter": run.adapter,
+        # A custom predictor: what model.target named (hhx/predictors/custom.py).
+        **({"hhx.custom.target": str(run.config.model.get("target"))}
+           if run.backend == "custom" and run.config.model.get("target") else {}),
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
     }
     if failure:
