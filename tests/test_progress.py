@@ -8,12 +8,12 @@ import sys
 import types
 
 import pytest
-from tests.leaderboard.test_leaderboard_stage import _cat_task, _cfg, _numeric_task, write_runs
-from tests.tasks.test_task_build import BUILDER_SOURCE, context, numeric_task
 
 from hhx.leaderboard import stage
 from hhx.progress import progress
 from hhx.tasks import build
+from tests.leaderboard.test_leaderboard_stage import _cat_task, _cfg, _numeric_task, write_runs
+from tests.tasks.test_task_build import BUILDER_SOURCE, context, numeric_task
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.bench.test_layout import toy_release, toy_task
 
 from hhx.bench import layout as lay
 from hhx.bench import manifests as mf
@@ -19,6 +18,7 @@ from hhx.bench.evalsample import eval_sample_root, export_sft, select_eval_sampl
 from hhx.errors import DataError
 from hhx.scoring import score_task
 from hhx.tasks.registry import load_task
+from tests.bench.test_layout import toy_release, toy_task
 
 READY_KEYS = {
     "created_at", "task_count", "total_records", "cutoff_date", "seed", "python_version",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from omegaconf import OmegaConf
-from tests.helpers.sft_fixtures import HAS_SFT_STACK
 
 from hhx.errors import ConfigError, PredictorError
+from tests.helpers.sft_fixtures import HAS_SFT_STACK
 
 
 class DigitTokenizer:
@@ -116,10 +116,9 @@ def test_loss_and_settings_are_checked():
 
 
 def test_generation_follows_the_decoding_settings():
-    from tests.helpers.llm_servers import make_cfg
-
     from hhx.predictors.llm.settings import settings_from_config
     from hhx.predictors.llm.transformers_backend import generation_kwargs
+    from tests.helpers.llm_servers import make_cfg
 
     sampled = settings_from_config(make_cfg("smollm2_135m_hf", "/tmp", decoding="qwen_nonthinking",
                                             aggregation="k16",
@@ -135,9 +134,8 @@ def test_generation_follows_the_decoding_settings():
 
 
 def test_constrained_decoding_is_refused_on_the_transformers_backend():
-    from tests.helpers.llm_servers import make_cfg
-
     from hhx.predictors.llm.settings import settings_from_config
+    from tests.helpers.llm_servers import make_cfg
 
     cfg = make_cfg("smollm2_135m_hf", "/tmp", **{"model.constrained_decoding": True})
     with pytest.raises(ConfigError, match="no JSON-schema support"):

@@ -22,10 +22,10 @@ from pathlib import Path
 import mlflow
 import pandas as pd
 import pytest
-from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2, tiny_llama
 
 from hhx.bench import layout as lay
 from hhx.bench.splits import split_prefix
+from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2, tiny_llama
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not (HAS_SFT_STACK and HAS_SMOLLM2),

@@ -13,6 +13,7 @@ import sys
 
 import pandas as pd
 import pytest
+
 from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2
 
 pytestmark = [pytest.mark.heavy,

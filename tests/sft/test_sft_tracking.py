@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
-from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2
 
 from hhx.sft.tracking import RUN_FILE, SftTracker
+from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2
 
 
 @pytest.fixture
@@ -118,11 +118,11 @@ def test_the_sft_stage_is_running_while_it_trains_and_failed_with_its_reason(sto
                                                                              monkeypatch):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-    from tests.helpers.sft_fixtures import tiny_llama
 
     from hhx.config import register_configs
     from hhx.paths import conf_dir
     from hhx.stages import sft as sft_stage
+    from tests.helpers.sft_fixtures import tiny_llama
 
     register_configs()
     model_dir = tiny_llama(tmp_path / "tiny_model")

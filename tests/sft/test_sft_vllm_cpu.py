@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 
 import pytest
+
 from tests.helpers.sft_fixtures import HAS_SFT_STACK, HAS_SMOLLM2, smollm2_folder
 
 pytestmark = [
@@ -37,10 +38,9 @@ def random_adapter(base: Path, dest: Path) -> Path:
 
 
 def test_vllm_cpu_serves_k16_constrained_draws_with_a_lora_adapter(tmp_path, monkeypatch):
-    from tests.helpers.llm_servers import examples_frame, jobfind_prompt, make_cfg
-
     from hhx.predictors.base import make_predictor
     from hhx.tasks.registry import load_task
+    from tests.helpers.llm_servers import examples_frame, jobfind_prompt, make_cfg
 
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
     base = smollm2_folder()

@@ -13,10 +13,10 @@ from pathlib import Path
 import mlflow
 import pandas as pd
 import pytest
-from tests.helpers.llm_servers import FaultServer, api_model, make_cfg
 from omegaconf import OmegaConf
 
 from hhx.stages import evaluate
+from tests.helpers.llm_servers import FaultServer, api_model, make_cfg
 
 HOSTILE = {
     "deep": "[" * 5000,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-from tests.bench.test_layout import toy_release, toy_task
 
 from hhx.config import DataConfig, DataSource, HhxConfig, ScoreConfig
 from hhx.stages import score as score_stage
+from tests.bench.test_layout import toy_release, toy_task
 
 
 def cfg_for(root: Path, **score: object):

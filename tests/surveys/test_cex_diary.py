@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.helpers.cex_raw import crosswalk, diary_package, qredate
 
 from hhx.config import SurveyConfig
 from hhx.errors import DataError
 from hhx.surveys.cex import diary as cex_diary
 from hhx.surveys.cex import diary_icpsr as cex_diary_icpsr
 from hhx.surveys.synthetic.cex import diary as synth
+from tests.helpers.cex_raw import crosswalk, diary_package, qredate
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 DIARY20 = SHARED / "data" / "cex_diary" / "diary20"

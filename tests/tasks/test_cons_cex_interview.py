@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.helpers.cex_raw import crosswalk, csv_bytes, fmli_row, macro_frame, spending, write_package
 
 from hhx.config import SurveyConfig
 from hhx.surveys.cex import interview as cex_interview
@@ -24,6 +23,14 @@ from hhx.tasks.cex import policy
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
+from tests.helpers.cex_raw import (
+    crosswalk,
+    csv_bytes,
+    fmli_row,
+    macro_frame,
+    spending,
+    write_package,
+)
 
 pytestmark = pytest.mark.slow  # each fixture builds a package (seconds)
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.helpers.cex_raw import crosswalk, diary_package, macro_frame, qredate
 
 from hhx.config import SurveyConfig
 from hhx.surveys.cex import diary as cex_diary
@@ -22,6 +21,7 @@ from hhx.tasks.cex import cons_cex_sspay as sspay
 from hhx.tasks.context import BuildContext
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
+from tests.helpers.cex_raw import crosswalk, diary_package, macro_frame, qredate
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 DIARY20 = SHARED / "data" / "cex_diary" / "diary20"

@@ -13,7 +13,14 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import income_cps_displace as income_displace
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
-from tests.helpers.cps_raw import UNEMPLOYED, build_intermediate, check_golden, macro_for, person, quarter
+from tests.helpers.cps_raw import (
+    UNEMPLOYED,
+    build_intermediate,
+    check_golden,
+    macro_for,
+    person,
+    quarter,
+)
 
 TASK = load_task("income_cps_displace")
 MACRO = macro_for(quarter(1992, 1), quarter(1994, 2))

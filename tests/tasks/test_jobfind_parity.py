@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.conftest import SHARED
 
 from hhx.bench import csvnum
 from hhx.surveys.macro.fred_qd import CORE_MACRO_COLUMNS
 from hhx.tasks.registry import load_task, task_names
+from tests.conftest import SHARED
 
 pytestmark = pytest.mark.slow
 TASK = "labor_cps_jobfind"

@@ -12,7 +12,14 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_retire as retire
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
-from tests.helpers.cps_raw import RETIRED, UNEMPLOYED, build_intermediate, check_golden, macro_for, person
+from tests.helpers.cps_raw import (
+    RETIRED,
+    UNEMPLOYED,
+    build_intermediate,
+    check_golden,
+    macro_for,
+    person,
+)
 
 TASK = load_task("labor_cps_retire")
 MACRO = macro_for(2000 * 4 + 1, 1994 * 4 + 1)

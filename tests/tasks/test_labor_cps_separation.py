@@ -12,7 +12,14 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_separation as separation
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
-from tests.helpers.cps_raw import UNEMPLOYED, build_intermediate, check_golden, macro_for, person, quarter
+from tests.helpers.cps_raw import (
+    UNEMPLOYED,
+    build_intermediate,
+    check_golden,
+    macro_for,
+    person,
+    quarter,
+)
 
 TASK = load_task("labor_cps_separation")
 

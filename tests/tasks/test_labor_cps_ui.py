@@ -17,7 +17,14 @@ from hhx.tasks.context import BuildContext
 from hhx.tasks.cps import labor_cps_ui as ui
 from hhx.tasks.prompting import check_prompt
 from hhx.tasks.registry import load_task
-from tests.helpers.cps_raw import UNEMPLOYED, build_intermediate, check_golden, macro_for, person, quarter
+from tests.helpers.cps_raw import (
+    UNEMPLOYED,
+    build_intermediate,
+    check_golden,
+    macro_for,
+    person,
+    quarter,
+)
 
 TASK = load_task("labor_cps_ui")
 MACRO = macro_for(*(quarter(y, m) for y, m in ((2008, 3), (2009, 5), (2010, 5), (2014, 8))))

@@ -16,8 +16,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.helpers.psid_world import World, context
-from tests.tasks.test_cons_cex_interview import rebate  # noqa: F401  (the hand-made 2001 addendum panel)
 
 from hhx.bench import csvnum
 from hhx.bench.table import coerce_table, read_table, table_columns
@@ -26,6 +24,8 @@ from hhx.tasks.build import build_task
 from hhx.tasks.cex import policy
 from hhx.tasks.context import BuildContext
 from hhx.tasks.registry import load_task
+from tests.helpers.psid_world import World, context
+from tests.tasks.test_cons_cex_interview import rebate  # noqa: F401  (the hand-made 2001 addendum panel)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "parity_numbers"
 

@@ -19,9 +19,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from tests.helpers.psid_world import World, context, main_study, release_date
 
 from hhx.tasks.build import build_task
+from tests.helpers.psid_world import World, context, main_study, release_date
 
 pytestmark = pytest.mark.slow  # the world is built through the survey builder (seconds)
 

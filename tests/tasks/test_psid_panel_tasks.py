@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from tests.helpers.psid_world import World, context, macro_value, release_date
 
 from hhx.tasks.build import build_task
 from hhx.tasks.psid import cons_psid_wealth, house_psid_owner, income_psid_earnings
 from hhx.tasks.registry import load_task
+from tests.helpers.psid_world import World, context, macro_value, release_date
 
 pytestmark = pytest.mark.slow  # each world is built through the survey builder (seconds)
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tests.helpers.llm_servers import make_cfg
 
 from hhx.bounds import CHOICES, RANGE, declared
 from hhx.config import AggregationConfig, HhxConfig, ModelConfig, SchemaStyle, TieRule
 from hhx.errors import ConfigError
 from hhx.predictors.llm import aggregation
 from hhx.predictors.llm.settings import settings_from_config
+from tests.helpers.llm_servers import make_cfg
 
 
 def test_rules_are_read_from_the_fields():

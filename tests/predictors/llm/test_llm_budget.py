@@ -8,14 +8,6 @@ import json
 import types
 
 import pytest
-from tests.helpers.llm_servers import (
-    FaultServer,
-    api_model,
-    examples_frame,
-    jobfind_prompt,
-    make_cfg,
-    smollm2_path,
-)
 from omegaconf import OmegaConf
 
 from hhx.errors import ConfigError
@@ -26,6 +18,14 @@ from hhx.predictors.llm.schema import answer_tokens
 from hhx.predictors.llm.settings import settings_from_config
 from hhx.scoring.parser import answer_spec, parse_answer
 from hhx.tasks.registry import CONF_DIR, load_task
+from tests.helpers.llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+    smollm2_path,
+)
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
 TASKS = sorted(p.stem for p in (CONF_DIR / "task").glob("*.yaml"))

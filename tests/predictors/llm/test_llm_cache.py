@@ -13,14 +13,20 @@ import time
 import types
 
 import pytest
-from tests.conftest import REPO
-from tests.helpers.llm_servers import FaultServer, api_model, examples_frame, jobfind_prompt, make_cfg
 
 from hhx.predictors.base import make_predictor
 from hhx.predictors.llm.cache import ResponseCache
 from hhx.predictors.llm.plan import plan_calls
 from hhx.predictors.llm.settings import settings_from_config
 from hhx.tasks.registry import load_task
+from tests.conftest import REPO
+from tests.helpers.llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+)
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
 MESSAGES = [[{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]]

@@ -7,7 +7,6 @@ import sys
 
 import jsonschema
 import pytest
-from tests.helpers.llm_servers import make_cfg, smollm2_path
 from omegaconf import OmegaConf
 
 from hhx.config import ModelConfig
@@ -18,6 +17,7 @@ from hhx.predictors.llm.plan import plan_calls
 from hhx.predictors.llm.schema import answer_schema, response_format
 from hhx.predictors.llm.settings import NO_KEY, read_api_key, settings_from_config
 from hhx.tasks.registry import CONF_DIR, load_task
+from tests.helpers.llm_servers import make_cfg, smollm2_path
 
 LLM_BACKENDS = {"litellm", "vllm", "llamacpp"}
 LLM_MODELS = sorted(

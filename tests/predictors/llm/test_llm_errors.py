@@ -14,7 +14,6 @@ import types
 from pathlib import Path
 
 import pytest
-from tests.helpers.llm_servers import FaultServer, api_model, examples_frame, free_port, jobfind_prompt, make_cfg
 
 from hhx.errors import PredictorError
 from hhx.predictors.base import make_predictor
@@ -23,6 +22,14 @@ from hhx.predictors.llm.plan import plan_calls
 from hhx.predictors.llm.settings import settings_from_config
 from hhx.predictors.llm.transport import TransportError
 from hhx.tasks.registry import load_task
+from tests.helpers.llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    free_port,
+    jobfind_prompt,
+    make_cfg,
+)
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
 SECRET = "sk-test-HHX-errors-0123456789abcdef"

@@ -21,8 +21,6 @@ import time
 import types
 
 import pytest
-from tests.conftest import REPO
-from tests.helpers.llm_servers import FaultServer, api_model, examples_frame, jobfind_prompt, make_cfg
 
 from hhx.errors import PredictorError
 from hhx.predictors.base import make_predictor
@@ -30,6 +28,14 @@ from hhx.predictors.llm import engine as engine_module
 from hhx.predictors.llm.cache import CACHE_FILE
 from hhx.predictors.llm.transport import RateLimiter
 from hhx.tasks.registry import load_task
+from tests.conftest import REPO
+from tests.helpers.llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+)
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
 SECRET = "sk-test-HHX-9f8e7d6c5b4a3210"

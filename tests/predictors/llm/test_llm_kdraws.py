@@ -19,10 +19,10 @@ import types
 from pathlib import Path
 
 import pytest
-from tests.helpers.llm_servers import examples_frame, make_cfg, smollm2_path
 
 from hhx.predictors.base import make_predictor
 from hhx.tasks.registry import load_task
+from tests.helpers.llm_servers import examples_frame, make_cfg, smollm2_path
 
 pytestmark = [
     pytest.mark.heavy,

@@ -15,6 +15,10 @@ import types
 from pathlib import Path
 
 import pytest
+
+from hhx.predictors.base import make_predictor
+from hhx.predictors.llm.cache import CACHE_FILE
+from hhx.tasks.registry import load_task
 from tests.helpers.llm_servers import (
     FaultServer,
     examples_frame,
@@ -24,10 +28,6 @@ from tests.helpers.llm_servers import (
     start_llama_server,
     stop_server,
 )
-
-from hhx.predictors.base import make_predictor
-from hhx.predictors.llm.cache import CACHE_FILE
-from hhx.tasks.registry import load_task
 
 # One request to a real server stays in the default run; the rest is `heavy` (pytest -m heavy).
 pytestmark = [

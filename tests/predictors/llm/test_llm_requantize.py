@@ -8,11 +8,11 @@ import shutil
 import types
 
 import pytest
-from tests.helpers.llm_servers import examples_frame, jobfind_prompt, make_cfg, smollm2_path
 
 from hhx.errors import ConfigError, PredictorError
 from hhx.predictors.llm import requantize as rq
 from hhx.predictors.llm.settings import settings_from_config
+from tests.helpers.llm_servers import examples_frame, jobfind_prompt, make_cfg, smollm2_path
 
 needs_model = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or smollm2_path() is None,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import mlflow
 import pytest
-from tests.conftest import REPO
-from tests.helpers.llm_servers import FaultServer, jobfind_prompt, write_eval_sample
 
 from hhx.leaderboard.collect import collect_mlflow, collect_runs_dir, select_runs
+from tests.conftest import REPO
+from tests.helpers.llm_servers import FaultServer, jobfind_prompt, write_eval_sample
 
 pytestmark = pytest.mark.heavy  # each test starts `python -m hhx` several times
 SECRET = "sk-test-hhx-run-0123456789abcdef"

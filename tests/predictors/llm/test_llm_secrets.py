@@ -9,7 +9,6 @@ import types
 
 import mlflow
 import pytest
-from tests.helpers.llm_servers import FaultServer, api_model, examples_frame, jobfind_prompt, make_cfg
 from omegaconf import OmegaConf
 
 from hhx.errors import PredictorError
@@ -17,6 +16,13 @@ from hhx.predictors.base import make_predictor
 from hhx.secrets import clean_line, clip, is_secret_name, scrub
 from hhx.tasks.registry import load_task
 from hhx.tracking.mlflow_run import flatten_config, log_run
+from tests.helpers.llm_servers import (
+    FaultServer,
+    api_model,
+    examples_frame,
+    jobfind_prompt,
+    make_cfg,
+)
 
 TASK = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
 KEY = "sk-test-HHX-straddle-0123456789abcdef"  # 37 characters, as in the issue

@@ -6,11 +6,11 @@ from __future__ import annotations
 import types
 
 import pytest
-from tests.helpers.llm_servers import jobfind_prompt, make_cfg, smollm2_path
 
 from hhx.predictors.base import make_predictor
 from hhx.predictors.llm.settings import settings_from_config
 from hhx.predictors.llm.transformers_backend import generation_kwargs
+from tests.helpers.llm_servers import jobfind_prompt, make_cfg, smollm2_path
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -6,13 +6,13 @@ import importlib.util
 import types
 
 import pytest
-from tests.helpers.llm_servers import make_cfg
 
 from hhx.errors import PredictorError
 from hhx.predictors.base import make_predictor
 from hhx.predictors.llm.plan import plan_calls
 from hhx.predictors.llm.settings import settings_from_config
 from hhx.predictors.llm.vllm_backend import chat_kwargs, engine_kwargs, sampling_kwargs
+from tests.helpers.llm_servers import make_cfg
 
 MESSAGES = [[{"role": "user", "content": "u"}]]
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
@@ -60,9 +60,8 @@ def test_vllm_engine_runs_k_draws(tmp_path):  # pragma: no cover - GPU machines 
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    from tests.helpers.llm_servers import examples_frame, jobfind_prompt
-
     from hhx.tasks.registry import load_task
+    from tests.helpers.llm_servers import examples_frame, jobfind_prompt
 
     task = types.SimpleNamespace(spec=load_task("labor_cps_jobfind"))
     cfg = make_cfg("qwen35_4b", tmp_path, decoding="qwen_nonthinking", aggregation="k2")

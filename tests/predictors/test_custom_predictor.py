@@ -29,7 +29,7 @@ from hhx.scoring.parser import answer_spec, validate_value
 from hhx.tasks.registry import load_task
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 JOBFIND, DISPLACE = "labor_cps_jobfind", "income_cps_displace"
 RIDGE = "examples.custom_predictor.ridge_predictor.RidgePredictor"
 RULES = "examples.custom_predictor.rules"
