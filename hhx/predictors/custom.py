@@ -57,6 +57,7 @@ from hhx.predictors.protocol import PredictionRow
 
 if TYPE_CHECKING:
     import pandas as pd
+    from omegaconf import DictConfig
 
     from hhx.bench.layout import BenchTask
     from hhx.config import HhxConfig, TaskConfig
@@ -233,7 +234,7 @@ def adapt(target: str, obj: Any, params: dict[str, Any], name: str) -> Any:
     return CustomPredictor(name, obj)
 
 
-def make(cfg: HhxConfig) -> Any:
+def make(cfg: HhxConfig | DictConfig) -> Any:
     model = cfg.model
     target = getattr(model, "target", None)
     if not target:
