@@ -17,6 +17,7 @@ from hhx.predictors.protocol import Predictor
 from hhx.scoring import write_result
 from hhx.stages.evaluation.plan import EvalRun
 from hhx.stages.evaluation.scoring import Scored
+from hhx.tasks.own import origin_tags
 from hhx.tracking.labels import run_name
 from hhx.tracking.mlflow_run import config_yaml, flatten_config, log_run
 
@@ -92,6 +93,7 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         # Fine-tuned models: the base model and the adapter applied to it (empty for none).
         "hhx.base_model": run.base_model,
         "hhx.adapter": run.adapter,
+        **origin_tags(run.task.name),  # an own task: hhx.task_origin=own (official: none)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
     }
     if failure:
