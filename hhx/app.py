@@ -89,12 +89,26 @@ def own_task_args(argv: list[str]) -> list[str]:
     folders = task_path()
     if not folders:
         return out
-    own_tasks()  # ConfigError: a folder that is none, or holds no task, or shadows an official one
+    own = own_tasks()  # ConfigError: a folder that is none, holds no task, or shadows an official one
+    _check_own_tasks([n for a in out if a.partition("=")[0] == "task"
+                      for n in a.partition("=")[2].split(",") if n in own])
     if any(a.lstrip("+~").partition("=")[0] == "hydra.searchpath" for a in out):
         raise ConfigError(f"{SETTING} and hydra.searchpath both given; name the task folders "
                           f"with {SETTING} only")
     entries = ",".join(f"'file://{f}'" for f in folders)
     return [*out, f"hydra.searchpath=[{entries}]"]
+
+
+def _check_own_tasks(names: list[str]) -> None:
+    """The own tasks a command names, loaded now: a bad YAML or builder file is one line before
+    Hydra composes (its own message would name no file)."""
+    from hhx.tasks.own import builder_file
+    from hhx.tasks.registry import load_task
+
+    for name in names:
+        task = load_task(name)
+        if task.builder:
+            builder_file(name, task.builder)
 
 
 # --------------------------------------------------------------------------------------------
