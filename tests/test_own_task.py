@@ -194,6 +194,13 @@ def test_a_prebuilt_task_in_the_release_layout_evaluates(own, tmp_path):
     built = runs(work, task=TASK, model="no_change").iloc[0]
     assert run["tags.hhx.task_origin"] == "own" and run["tags.hhx.task_dir"] == str(folder)
     assert run["metrics.primary_score"] == built["metrics.primary_score"]  # the same rows
+    # XGBoost's published baselines go to its run folder: a task folder is never written to
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    hhx(work, f"task={name}", "model=xgboost", "model.xgboost.n_estimators=5",
+        f"task_path=[{folder}]", SMALL)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    (run_dir,) = (work / "outputs").rglob(f"*_evaluate_{name}_xgboost")
+    assert (run_dir / "baselines" / f"{name}.csv").is_file()
     described = hhx(work, "stage=describe", f"task={name}", f"task_path=[{folder}]").stdout
     assert "own task's release files" in described and "gold answer:" in described
     # a prebuilt task whose files are missing says which
