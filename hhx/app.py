@@ -27,7 +27,7 @@ if _QUIET_TRACKER not in os.environ.get("PYTHONWARNINGS", ""):
     os.environ["PYTHONWARNINGS"] = ",".join(
         w for w in (os.environ.get("PYTHONWARNINGS"), _QUIET_TRACKER) if w)
 
-from hhx.errors import HhxError, os_error_line  # noqa: E402
+from hhx.errors import ConfigError, HhxError, os_error_line  # noqa: E402
 from hhx.logs import take_verbose_flag  # noqa: E402
 from hhx.paths import conf_dir  # noqa: E402
 from hhx.startup import pause_gc, resume_gc  # noqa: E402
@@ -38,8 +38,9 @@ log = logging.getLogger("hhx")
 # cwd and for both `python -m hhx` and the `hhx` console script.
 CONF_DIR = str(conf_dir())
 
-# Named sets of tasks: `task=all`, `task=baseline`, `task=policy` (or any comma list).
-TASK_SETS = ("all", "baseline", "policy")
+# Named sets of tasks: `task=all`, `task=baseline`, `task=policy` (or any comma list); `task=own`:
+# the tasks of one's own task folders (hhx/tasks/own.py; `all` stays the official tasks).
+TASK_SETS = ("all", "baseline", "policy", "own")
 HELP_FLAGS = ("--help", "-h")
 
 
@@ -69,6 +70,45 @@ def expand_task_sets(argv: list[str]) -> list[str]:
                   "per task (or stage=build to build them)", file=sys.stderr)
             raise SystemExit(2)
     return out
+
+
+def own_task_args(argv: list[str]) -> list[str]:
+    """`task_path=[dir,...]` off the command line into HHX_TASK_PATH (so sweep jobs and workers
+    see it too); with a task path, its folders are checked (one line for a bad folder or an own
+    task named like an official one) and join `hydra.searchpath`, where `task=<name>` finds their
+    task/<name>.yaml. Without one, the command line is left as it is (hhx/tasks/own.py)."""
+    from hhx.tasks.own import SETTING, own_tasks, parse_path, set_task_path, task_path
+
+    out = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and key.lstrip("+") == SETTING:
+            set_task_path(parse_path(value))
+        else:
+            out.append(arg)
+    folders = task_path()
+    if not folders:
+        return out
+    own = own_tasks()  # ConfigError: a folder that is none, holds no task, or shadows an official one
+    _check_own_tasks([n for a in out if a.partition("=")[0] == "task"
+                      for n in a.partition("=")[2].split(",") if n in own])
+    if any(a.lstrip("+~").partition("=")[0] == "hydra.searchpath" for a in out):
+        raise ConfigError(f"{SETTING} and hydra.searchpath both given; name the task folders "
+                          f"with {SETTING} only")
+    entries = ",".join(f"'file://{f}'" for f in folders)
+    return [*out, f"hydra.searchpath=[{entries}]"]
+
+
+def _check_own_tasks(names: list[str]) -> None:
+    """The own tasks a command names, loaded now: a bad YAML or builder file is one line before
+    Hydra composes (its own message would name no file)."""
+    from hhx.tasks.own import builder_file
+    from hhx.tasks.registry import load_task
+
+    for name in names:
+        task = load_task(name)
+        if task.builder:
+            builder_file(name, task.builder)
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +338,12 @@ def main() -> float | None:
     try:
         from hhx.stages.describe import take_json_flag  # `stage=describe --json`
 
-        sys.argv[1:] = expand_task_sets(take_json_flag(args))
+        try:
+            argv = own_task_args(take_json_flag(args))
+        except HhxError as exc:  # a bad task folder: one line, before Hydra starts
+            print(f"hhx: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        sys.argv[1:] = expand_task_sets(argv)
         return _hydra_main()
     except KeyboardInterrupt:  # Ctrl-C outside a stage's own handling (start-up, a dry run...)
         interrupted()

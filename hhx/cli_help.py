@@ -22,6 +22,8 @@ EXAMPLES = (
     ("hhx stage=score task=<t> score.gold=<prompts.jsonl> score.predictions=<preds.jsonl> "
      "score.split=pre_cutoff_test", "score predictions made elsewhere"),
     ("hhx stage=leaderboard", "the leaderboard and report of the runs so far"),
+    ("hhx task=<own task> task_path=[/abs/my_tasks]",
+     "a task of your own from its folder (examples/own_task; marked not official; task=own)"),
     ("hhx --cfg job task=labor_cps_ui", "print the composed config, run nothing"),
 )
 

@@ -37,7 +37,8 @@ def score_table(lb: Leaderboard) -> str:
     rows = [["task", "official metric", *models]]
     for task, td in lb.tds.items():
         m = official(td.target_type)
-        cells = [task, f"{m.name} {UP if m.higher_is_better else DOWN}"]
+        shown = f"{task} (own task, not official)" if task in lb.own_tasks else task
+        cells = [shown, f"{m.name} {UP if m.higher_is_better else DOWN}"]
         v = verdict.get(task)
         for model in models:
             if (task, model) not in tm.index:

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from hhx.config import LeaderboardConfig, TaskConfig, TrackingConfig
 from hhx.errors import ConfigError
 from hhx.io import write_csv_atomic, write_json_atomic, write_text_atomic
-from hhx.leaderboard.collect import collect_mlflow, collect_runs_dir, select_runs
+from hhx.leaderboard.collect import RunRecord, collect_mlflow, collect_runs_dir, select_runs
 from hhx.leaderboard.console import rank_table, score_table
 from hhx.leaderboard.examples import task_loader
 from hhx.leaderboard.figures import write_figures
@@ -80,7 +80,8 @@ def write_outputs(
         out_dir / "leaderboard.json",
         {**meta, "notes": lb.notes, "models": lb.models, "tasks": list(lb.tds),
          "xgboost_comparator": lb.xgb_model, "files": sorted(files),
-         "figures_not_drawn": omitted},
+         "figures_not_drawn": omitted,
+         **({"own_tasks_not_official": lb.own_tasks} if lb.own_tasks else {})},
     )
     return files
 
@@ -143,6 +144,25 @@ def log_to_mlflow(
     return rid
 
 
+def own_task_configs(runs: list[RunRecord]) -> dict[str, TaskConfig]:
+    """Own tasks' configs from the folder their runs name (tag hhx.task_dir), for a leaderboard
+    run without that folder on its task path."""
+    from hhx.tasks.own import DIR_TAG, ORIGIN_TAG, OWN, own_task_dir
+    from hhx.tasks.registry import load_task_file
+
+    out: dict[str, TaskConfig] = {}
+    for r in runs:
+        folder = r.tags.get(DIR_TAG)
+        if r.tags.get(ORIGIN_TAG) != OWN or not folder or r.task in out or own_task_dir(r.task):
+            continue
+        path = Path(folder) / "task" / f"{r.task}.yaml"
+        if not path.is_file():
+            raise ConfigError(f"own task {r.task}: {path} (tag {DIR_TAG} of run {r.source}) is "
+                              "gone; name the task's folder with task_path=[dir]")
+        out[r.task] = load_task_file(path)
+    return out
+
+
 def run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None = None) -> dict[str, Any]:
     """Build, write and track the leaderboard; returns a summary (paths, run id, ranks)."""
     tracking = _section(cfg, "tracking", TrackingConfig)
@@ -176,7 +196,8 @@ def _run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None,
     settings = Settings(n_resamples=lbc.n_resamples, seed=lbc.seed, confidence=lbc.confidence,
                         xgboost_model=lbc.xgboost_model, derive_no_change=lbc.derive_no_change,
                         time_bin=lbc.time_bin)
-    lb = compute(selection, task_loader(task_configs), settings)
+    configs = {**own_task_configs(selection.runs), **(task_configs or {})}
+    lb = compute(selection, task_loader(configs), settings)
     out_dir = Path(lbc.output_dir)
     meta = {
         "source": source, "split": lb.split, "synthetic": lb.synthetic,
@@ -205,4 +226,5 @@ def _run(cfg: Any, task_configs: Mapping[str, TaskConfig] | None,
                                        "n_tasks_ranked", "complete", "same_examples",
                                        "different_examples"]].to_dict("records"),
         "notes": lb.notes,
+        **({"own_tasks_not_official": lb.own_tasks} if lb.own_tasks else {}),
     }

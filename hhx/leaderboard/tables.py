@@ -29,6 +29,7 @@ from hhx.leaderboard.examples import NO_CHANGE, XGBOOST, TaskData, build_all
 from hhx.leaderboard.metrics import model_point
 from hhx.leaderboard.rank import leaderboard_table, rank_table
 from hhx.scoring.metric_names import official
+from hhx.tasks.own import NOT_OFFICIAL, ORIGIN_TAG, OWN
 
 TYPES = ("numeric", "categorical", "distribution")
 GROUPS = ("baseline", "policy", "all")
@@ -67,6 +68,7 @@ class Leaderboard:
     leaderboard: pd.DataFrame
     analyses: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    own_tasks: list[str] = field(default_factory=list)  # tasks of one's own (hhx/tasks/own.py)
 
     @property
     def models(self) -> list[str]:
@@ -237,6 +239,13 @@ def compute(
         notes.append(f"models missing tasks (ranked only on the tasks they have, listed after "
                      f"complete models): {incomplete}")
 
+    own = own_tasks(selection)
+    if own:  # marked only where there are some: an official board's tables stay as they were
+        task_metrics.insert(1, "origin", [NOT_OFFICIAL if t in own else "official"
+                                          for t in task_metrics["task"]])
+        notes.append(f"{NOT_OFFICIAL} (MLflow tag {ORIGIN_TAG}={OWN}): {', '.join(own)}; ranked "
+                     "like the official tasks, so the average rank is not the official one; "
+                     "leaderboard.tasks=[...] ranks the official tasks alone")
     cutoff, cutoff_notes = analyses.cutoff_split(tds)
     notes.extend(cutoff_notes)
     shares = analyses.class_shares(tds)
@@ -254,7 +263,13 @@ def compute(
             "over_time": analyses.over_time(tds, settings.time_bin),
         },
         notes=notes,
+        own_tasks=own,
     )
+
+
+def own_tasks(selection: Selection) -> list[str]:
+    """The selected tasks whose runs are tagged as one's own (not official)."""
+    return sorted({r.task for r in selection.runs if r.tags.get(ORIGIN_TAG) == OWN})
 
 
 def derived_note(cells: list[tuple[str, str]]) -> str:

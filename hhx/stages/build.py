@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 from hhx.errors import HhxError
 from hhx.surveys.base import BuildReport
 from hhx.surveys.registry import ALL, survey_names, survey_waves
+from hhx.tasks.own import origin_tags, own_label
 from hhx.tasks.registry import as_task
 from hhx.tasks.sources import (
     build_bench_task,
@@ -104,12 +105,13 @@ def _build(cfg: DictConfig, name: str | None, run_id: str | None,
         bench = build_bench_task(cfg, task)
         counts = bench.splits["split"].value_counts().to_dict() if bench.splits is not None else {}
         metrics = {"rows": len(bench.prompts), **{f"rows.{k}": v for k, v in counts.items()}}
-        tags.update({"hhx.task": task.name})
+        tags.update({"hhx.task": task.name, **origin_tags(task.name)})
         if bench.synthetic:
             tags["hhx.synthetic"] = "true"
         params = flatten_config(cfg)
         print(f"built {task.name} in {bench.root}: {len(bench.prompts):,} rows "
-              + ", ".join(f"{k}={v:,}" for k, v in sorted(counts.items())))
+              + ", ".join(f"{k}={v:,}" for k, v in sorted(counts.items()))
+              + own_label(task.name))
     metrics["seconds"] = time.perf_counter() - t0
     log_run(cfg.tracking, run_name=f"{name or cfg.task.name} · build", params=params, tags=tags,
             metrics=metrics, artifact_dir=None, run_id=run_id, experiment=experiment)

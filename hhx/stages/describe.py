@@ -137,9 +137,21 @@ def _how_to_get(task: TaskConfig, source: str) -> list[str]:
 
 
 def release(cfg: DictConfig, task: TaskConfig) -> Release:
-    """The task's files under data.root as the configured data source finds them."""
+    """The task's files under data.root as the configured data source finds them (an own task
+    without a builder: its release files beside its YAML)."""
+    from hhx.tasks.own import own_task_dir
+
     source = enum_text(_setting(cfg, "source") or "demo")
     root = _setting(cfg, "root")
+    own = own_task_dir(task.name)
+    if own is not None and not task.builder:
+        rel = _release_layout(own, task.name, str(_setting(cfg, "split") or "pre_cutoff_test"),
+                              _setting(cfg, "max_examples"))
+        rel.where = f"{rel.where} (own task's release files)"
+        if rel.missing:
+            rel.fix = ["an own task without `builder:` holds tabular/, prompts/ and splits/ files "
+                       "beside its task/ folder (hhx/tasks/own.py)"]
+        return rel
     if root is None:
         return Release(where=f"data={source}", missing="data.root is not set",
                        fix=["name the folder of the official download:",
@@ -201,7 +213,10 @@ def describe_text(task: TaskConfig, rel: Release) -> str:
 
     kind = task.target_type.value
     metric = official(kind)
-    lines = [f"{task.name}: {task.topic} · {MODES.get(task.mode.value, task.mode.value)}", ""]
+    from hhx.tasks.own import own_label
+
+    lines = [f"{task.name}: {task.topic} · {MODES.get(task.mode.value, task.mode.value)}"
+             f"{own_label(task.name)}", ""]
     lines += ["definition:", *_wrap(" ".join(task.description.split()))]
     lines += ["survey:", *_wrap(_survey_text(task.survey))]
     lines += [f"target ({kind}; the answer is one JSON array, elements in this order):",

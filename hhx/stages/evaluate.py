@@ -42,6 +42,7 @@ from hhx.stages.evaluation.report import header, print_result, shown_tags, summa
 from hhx.stages.evaluation.scoring import run_failure, run_metrics, score_run
 from hhx.startup import resume_gc
 from hhx.sweeps import cell as sweep_cell
+from hhx.tasks.own import origin_tags
 from hhx.tracking.mlflow_run import begin_run, fail_run, resolved_config
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     run_id = begin_run(plan.tracking, run_name=evaluated_name(plan, selection.bench),
                        tags={"hhx.stage": STAGE, "hhx.task": plan.task.name,
                              "hhx.model": plan.model_name, "hhx.status": "running",
-                             **selection.tags,
+                             **origin_tags(plan.task.name), **selection.tags,
                              **cell.tags})  # a sweep job's tag: its failure is logged once
     resume_gc()  # start-up is over: the predictor's work runs with the collector on
     try:

@@ -164,6 +164,26 @@ def task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
     return rows
 
 
+def own_task_rows(cfg: DictConfig) -> list[dict[str, Any]]:
+    """The tasks of one's own task folders (hhx/tasks/own.py), each marked not official."""
+    from hhx.tasks.own import NOT_OFFICIAL, has_release, own_tasks
+
+    demo, raw = _data_config("demo", cfg), _data_config("raw", cfg)
+    rows = []
+    for name, folder in sorted(own_tasks().items()):
+        task = load_task(name)
+        if task.builder:
+            built = (Path(demo.root) / "prompts" / f"{name}.jsonl").is_file()
+            present = ["demo (built)" if built else "demo", raw_state(name, Path(raw.raw_dir))]
+        else:
+            present = ["release files here" if has_release(name) else "release files missing"]
+        rows.append({"task": name, "origin": NOT_OFFICIAL, "survey": task.survey,
+                     "target": task.target_type.value,
+                     "built by": f"builder {task.builder}" if task.builder else "prebuilt",
+                     "folder": str(folder), "data here": "; ".join(present)})
+    return rows
+
+
 def licence_lines() -> list[str]:
     """Per survey: whether the release ships it, its terms, what a rebuild needs of one's own."""
     from hhx.bench.catalog import catalog
@@ -196,8 +216,13 @@ def run(cfg: DictConfig) -> dict[str, Any]:
           + " or ".join(str(p) for p in official_roots(cfg)) + ")")
     print("Licences and what a rebuild needs (README 'Real data'):")
     print("\n".join(licence_lines()))
+    own = own_task_rows(cfg)
+    if own:
+        print(f"\nOwn tasks ({len(own)}; NOT official: from your task folders, task=own runs them "
+              "all, task=all stays the official tasks):")
+        print(_table(own))
     print(f"\nModels ({len(models)}):")
     print(_table(models))
     print("\nRun one: python -m hhx task=<task> model=<model>   "
           "(data=demo by default; data=raw or data=official data.root=<dir>)")
-    return {"tasks": tasks, "models": models}
+    return {"tasks": tasks, "models": models, **({"own_tasks": own} if own else {})}

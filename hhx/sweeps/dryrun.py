@@ -294,7 +294,7 @@ def plan_jobs(sweeper: Any, jobs: list[list[str]]) -> list[dict[str, Any]]:
             validate_config(cfg)  # a bad setting: one line now, as the job would say it
             composed[key] = cfg
         cfg = composed[key]
-        task = load_task(task_name) if separable else cfg.task
+        task = load_task(task_name) if separable and task_name is not None else cfg.task
         name, model = task_name or str(cfg.task.name), str(cfg.model.name)
         n, chars, source = cell_size(cfg, name)
         plan = estimate_size(cfg, task, n, chars)

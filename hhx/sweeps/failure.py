@@ -14,6 +14,7 @@ them (it looks for FINISHED runs only).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any
@@ -21,7 +22,9 @@ from typing import Any
 from omegaconf import DictConfig
 
 from hhx.bounds import enum_text
+from hhx.errors import HhxError
 from hhx.secrets import scrub
+from hhx.tasks.own import origin_tags
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,8 @@ def failure_tags(cfg: DictConfig, record: dict[str, Any], reason: str) -> dict[s
             tags[tag] = read()
         except Exception:  # a config that does not resolve is often why the cell failed
             continue
+    with contextlib.suppress(HhxError):  # a bad task folder may be why the cell failed
+        tags.update(origin_tags(tags["hhx.task"]))  # an own task's mark (official: none)
     if record.get("sweep_id") is not None:
         tags["hhx.sweep_id"] = str(record["sweep_id"])
         tags[SWEEP_JOB_TAG] = f"{record['sweep_id']}/{record.get('job')}"

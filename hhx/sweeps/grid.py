@@ -8,6 +8,8 @@ the registry at composition time, so presets never carry a hand-copied list that
     ${hhx.tasks:policy}             a mode (baseline | policy)
     ${hhx.tasks:buildable,cps,2}    filters combine: tasks hhx builds from raw files, of the cps
                                     survey, the first 2
+    ${hhx.tasks:own}                the tasks of one's own task folders (hhx/tasks/own.py);
+                                    every other set is of official tasks only
 """
 
 from __future__ import annotations
@@ -16,14 +18,20 @@ from omegaconf import OmegaConf
 
 from hhx.errors import ConfigError
 
-SETS = ("all", "baseline", "policy", "buildable")
+SETS = ("all", "baseline", "policy", "buildable", "own")
 
 
 def select_tasks(*tokens: str | int) -> list[str]:
     """Task names matching every filter, in registry order (see the module docstring)."""
+    from hhx.tasks.own import ENV, SETTING, own_task_names
     from hhx.tasks.registry import load_task, task_names
 
     names = task_names()
+    if "own" in map(str, tokens):
+        names = own_task_names()
+        if not names:
+            raise ConfigError(f"task=own: no own task; name your task folders with "
+                              f"{SETTING}=[/abs/dir] or {ENV}")
     specs = {n: load_task(n) for n in names}
     surveys = {s.survey for s in specs.values()}
     limit: int | None = None
@@ -31,7 +39,7 @@ def select_tasks(*tokens: str | int) -> list[str]:
         token = str(raw).strip()
         if token.isdigit():
             limit = int(token)
-        elif token == "all":
+        elif token in ("all", "own"):
             continue
         elif token in ("baseline", "policy"):
             names = [n for n in names if specs[n].mode.value == token]

@@ -21,8 +21,11 @@ report) and `table.attrs["float_columns"]` (integral columns the official frame 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -118,14 +121,50 @@ def _import_builder(dotted: str) -> TaskBuilder:
     return cast(TaskBuilder, module)
 
 
+def own_module_name(task_name: str) -> str:
+    """The module name an own task's builder file is loaded under (hhx/tasks/own.py)."""
+    return f"hhx_own_task_{task_name}"
+
+
+def _import_builder_file(task_name: str, path: Path) -> TaskBuilder:
+    """An own task's builder, imported from its file and checked; one line when it cannot be."""
+    name = own_module_name(task_name)
+    module = sys.modules.get(name)
+    if module is None or getattr(module, "__file__", None) != str(path):
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"builder {path} cannot be imported (not a Python file)")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the user's code: its error in one line, naming the file
+            where = f" line {exc.lineno}" if isinstance(exc, SyntaxError) else ""
+            raise ConfigError(f"builder {path}{where} failed to import: "
+                              f"{type(exc).__name__}: {exc}".splitlines()[0]) from None
+        sys.modules[name] = module  # joblib workers and the prompt checks find it by name
+    if _CHECKED.get(name) is not module:
+        try:
+            check_builder(module)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(f"builder {name}", f"builder {path}")) from None
+        _CHECKED[name] = module
+    return cast(TaskBuilder, module)
+
+
 def load_builder(task: TaskConfig) -> TaskBuilder:
-    """Import `task.builder`, checked against the contract (its `TASK`, when given, included)."""
+    """Import `task.builder`, checked against the contract (its `TASK`, when given, included).
+    An own task's builder is a file relative to its task folder (hhx/tasks/own.py)."""
+    from hhx.tasks.own import builder_file, own_task_dir
+
     if not task.builder:
         raise ConfigError(
             f"task {task.name}: no builder configured (conf/task/{task.name}.yaml `builder`)"
         )
     try:
-        builder = _import_builder(task.builder)
+        if own_task_dir(task.name) is not None:
+            builder = _import_builder_file(task.name, builder_file(task.name, task.builder))
+        else:
+            builder = _import_builder(task.builder)
     except ConfigError as exc:
         raise ConfigError(f"task {task.name}: {exc}") from None
     named = getattr(builder, "TASK", None)

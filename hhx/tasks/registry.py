@@ -42,14 +42,36 @@ def task_names() -> list[str]:
     return sorted(p.stem for p in TASK_DIR.glob("*.yaml"))
 
 
-@functools.cache
 def load_task(name: str) -> TaskConfig:
-    """Load and validate one task config; an unknown name lists the valid ones."""
+    """Load and validate one task config: an official one (conf/task/), else an own task on the
+    task path (hhx/tasks/own.py); an unknown name lists the valid ones."""
+    from hhx.tasks.own import task_file
+
+    own = task_file(name)
+    return _load_official(name) if own is None else _load_own(own)
+
+
+@functools.cache
+def _load_official(name: str) -> TaskConfig:
     path = TASK_DIR / f"{name}.yaml"
     if not path.is_file():
+        from hhx.tasks.own import own_task_names
+
         valid = ", ".join(task_names())
-        raise ConfigError(f"unknown task {name!r}; valid tasks: {valid}")
+        own = ", ".join(own_task_names())
+        raise ConfigError(f"unknown task {name!r}; valid tasks: {valid}"
+                          + (f"; own tasks (task path): {own}" if own else
+                             "; a task of your own: its folder on task_path=[dir]"))
     return load_task_file(path)
+
+
+@functools.cache
+def _load_own(path: Path) -> TaskConfig:
+    task = load_task_file(path)
+    if task.name != path.stem:
+        raise ConfigError(f"{path}: name {task.name!r} differs from the file's name; "
+                          f"set name: {path.stem}")
+    return task
 
 
 def load_task_file(path: Path) -> TaskConfig:

@@ -37,6 +37,7 @@ from hhx.surveys.freshness import (
 )
 from hhx.surveys.registry import ALL, load_survey, survey_waves, with_dependencies
 from hhx.tasks.context import BuildContext
+from hhx.tasks.own import RELEASE_FILES, builder_digest, has_release, own_task_dir
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,9 @@ def prepare_sources(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig
 
 def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
     """Raw files -> intermediates -> the task in the official release layout (demo or raw)."""
+    own = own_task_dir(task.name)
+    if own is not None and not task.builder:  # built already, beside its YAML: checked, read
+        return load_own_release(cfg, task, own)
     if not task.builder:
         raise ConfigError(
             f"task {task.name!r} cannot be built by hhx yet; evaluate it on the official release "
@@ -301,6 +305,9 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
             "intermediates": {n: stamp_digest(inter_dir, n) for n in sorted(surveys)},
             "synthetic": synthetic,
         }
+        own_code = builder_digest(task.name, task.builder)
+        if own_code is not None:  # an own task's builder lives outside hhx (official: absent)
+            state["own_builder"] = own_code
         if not cfg.data.rebuild and is_fresh(root, task.name, state):
             return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
         from hhx.tasks.build import build_task  # only to build: a fresh task just loads
@@ -314,9 +321,32 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         return bench
 
 
-def load_bench(cfg: DictConfig, task: TaskConfig) -> BenchTask:
-    """The task in the official layout, from the configured data source."""
+def load_own_release(cfg: DictConfig, task: TaskConfig, folder: Path) -> BenchTask:
+    """An own task without a builder: its release files beside its YAML (hhx/tasks/own.py)."""
+    if not has_release(task.name):
+        missing = [f.format(task.name) for f in RELEASE_FILES
+                   if not (folder / f.format(task.name)).is_file()]
+        raise DataError(
+            f"own task {task.name}: {folder} lacks {', '.join(missing)}; an own task either "
+            "names its builder (builder: <file>.py in its YAML) or holds its built release "
+            "files beside task/ (tabular/, prompts/, splits/)")
     source = source_of(cfg)
+    return load_bench_task(folder, task, source=source.value,
+                           synthetic=source is DataSource.demo)
+
+
+def load_bench(cfg: DictConfig, task: TaskConfig) -> BenchTask:
+    """The task in the official layout, from the configured data source (an own task without
+    a builder: from its own folder)."""
+    own = own_task_dir(task.name)
+    if own is not None and not task.builder:
+        return load_own_release(cfg, task, own)
+    source = source_of(cfg)
+    if own is not None and source is DataSource.official:
+        raise ConfigError(
+            f"own task {task.name} is built by its builder from survey intermediates; run it with "
+            "data=demo or data=raw, or put its built release files beside its YAML and drop "
+            "`builder:`")
     if source is DataSource.official:
         if OmegaConf.is_missing(cfg.data, "root"):
             raise ConfigError("data=official needs data.root=<folder of the official download>")

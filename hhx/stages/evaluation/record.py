@@ -17,6 +17,7 @@ from hhx.predictors.protocol import Predictor
 from hhx.scoring import write_result
 from hhx.stages.evaluation.plan import EvalRun
 from hhx.stages.evaluation.scoring import Scored
+from hhx.tasks.own import origin_tags, own_task_dir
 from hhx.tracking.labels import run_name
 from hhx.tracking.mlflow_run import config_yaml, flatten_config, log_run
 
@@ -41,7 +42,8 @@ def publish_baselines(run: EvalRun, predictor: Predictor, bench: BenchTask,
                       out: Path) -> dict[str, Path]:
     """model=xgboost: the official baselines/ table of every row and its diagnostics
     (hhx/bench/baselines.py), in an hhx build's release root, or in the run directory when the
-    release is a download (never written to). Off with model.xgboost.publish_baselines=false."""
+    release is a download or an own task's prebuilt folder (never written to). Off with
+    model.xgboost.publish_baselines=false."""
     publish = getattr(predictor, "publish", None)
     if publish is None or bench.layout != "release" or bench.splits is None:
         return {}
@@ -49,7 +51,7 @@ def publish_baselines(run: EvalRun, predictor: Predictor, bench: BenchTask,
         return {}
     from hhx.bench.baselines import diagnostics_root
 
-    if run.source is DataSource.official:
+    if run.source is DataSource.official or bench.root == own_task_dir(run.task.name):
         root, diagnostics = out, out / "baselines_output"
     else:
         root, diagnostics = bench.root, diagnostics_root(bench.root)
@@ -95,6 +97,7 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         # A custom predictor: what model.target named (hhx/predictors/custom.py).
         **({"hhx.custom.target": str(run.config.model.get("target"))}
            if run.backend == "custom" and run.config.model.get("target") else {}),
+        **origin_tags(run.task.name),  # an own task: hhx.task_origin=own (official: none)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
     }
     if failure:

@@ -11,6 +11,7 @@ from hhx.config import TargetType, TaskConfig, TrackingConfig
 from hhx.stages.evaluation.load import Selection
 from hhx.stages.evaluation.plan import EvalRun
 from hhx.stages.evaluation.scoring import NO_CHANGE, Scored
+from hhx.tasks.own import own_label
 
 
 def summary_row(name: str, task: TaskConfig, result: dict) -> dict[str, Any]:
@@ -50,11 +51,12 @@ def metric_label(result: dict) -> str:
 
 
 def header(run: EvalRun, selection: Selection) -> str:
-    """`<task> · <split> · 4 of 349 rows evaluated · SYNTHETIC demo data`."""
+    """`<task> · <split> · 4 of 349 rows evaluated · SYNTHETIC demo data`, then for a task of
+    one's own ` · own task, not official (<its folder>)`."""
     synthetic = run.demo_data or selection.bench.synthetic
     label = "SYNTHETIC demo data" if synthetic else f"{run.source.value} data"
     return (f"{run.task.name} · {run.split} · {len(selection.examples)} of {selection.split_rows} "
-            f"rows evaluated · {label}")
+            f"rows evaluated · {label}{own_label(run.task.name)}")
 
 
 def run_note(header: str, rule: str, rows: list[dict[str, Any]], failure: str | None) -> str:
