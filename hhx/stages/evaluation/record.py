@@ -92,6 +92,7 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         # Fine-tuned models: the base model and the adapter applied to it (empty for none).
         "hhx.base_model": run.base_model,
         "hhx.adapter": run.adapter,
+        **run.prompt.tags(),  # a prompt variant's hhx.prompt, k, seed (none when official)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
     }
     if failure:
