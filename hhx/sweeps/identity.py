@@ -42,12 +42,12 @@ def result_settings(cfg: DictConfig | dict[str, Any]) -> dict[str, Any]:
     assert isinstance(plain, dict)
     # The official prompt as before prompt variants (no `prompt` node); a variant is in the hash,
     # with the digest of a system_file's text (the file's path alone would not say what was sent).
-    plain = with_system_digest(without_official_prompt(plain))  # type: ignore[arg-type]
-    kept = {k: v for k, v in plain.items() if k not in EXCLUDED_GROUPS}
+    settings = with_system_digest(without_official_prompt(plain))  # type: ignore[arg-type]
+    kept = {k: v for k, v in settings.items() if k not in EXCLUDED_GROUPS}
     for group, keys in EXCLUDED_KEYS.items():
         if kept.get(group):
             kept[group] = {k: v for k, v in kept[group].items() if k not in keys}
-    return kept  # type: ignore[return-value]  # a config's keys are str
+    return kept
 
 
 def config_hash(cfg: DictConfig | dict[str, Any]) -> str:
