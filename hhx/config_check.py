@@ -100,7 +100,8 @@ def prompt_problems(cfg: DictConfig) -> list[str]:
     out = []
     backend = _value(cfg, "model.backend")
     spec = BACKENDS.get(enum_text(backend)) if backend is not None else None
-    if spec is not None and not spec.sends_requests:
+    stage = enum_text(cfg.get("stage") or "evaluate")
+    if stage == "evaluate" and spec is not None and not spec.sends_requests:
         out.append(f"prompt={variant.name}: model={_value(cfg, 'model.name')} (backend "
                    f"{enum_text(backend)}) sends no prompt; prompt variants apply to the LLM "
                    "backends only, so drop prompt= for this model")

@@ -374,3 +374,23 @@ def test_leaderboard_ranks_each_variant_as_its_own_labelled_row(llm_runs):
     assert sum(m.startswith("smollm2_135m [system ") for m in models) == 1
     notes = (workdir / "lb" / "leaderboard.json").read_text()
     assert "prompt variants, not official" in notes
+
+
+@pytest.mark.slow
+@needs_llm
+def test_describe_shows_and_dry_run_prices_the_variant_prompt(llm_runs):
+    workdir = llm_runs["workdir"]
+    shown = hhx(workdir, "stage=describe", f"task={TASK}", "prompt=few_shot", "prompt.k=2").stdout
+    assert "messages sent with prompt=few_shot (prompt variant, not official: few_shot k=2)" \
+        in shown
+    variant_part = shown.split("messages sent with prompt=few_shot", 1)[1]
+    assert variant_part.count("\nassistant:\n") == 2 and variant_part.count("\nuser:\n") == 3
+
+    def tokens(*extra: str) -> int:
+        line = hhx(workdir, f"task={TASK}", *LLM, "+dry_run=true", *extra).stdout
+        assert "nothing was built or sent" in line
+        return int(line.split(" prompt tokens")[0].rsplit("~", 1)[1].replace(",", ""))
+
+    official, k2, k4 = tokens(), tokens("prompt=few_shot", "prompt.k=2"), tokens(
+        "prompt=few_shot", "prompt.k=4")
+    assert official < k2 < k4
