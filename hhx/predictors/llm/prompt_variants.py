@@ -28,16 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from hhx.config import DEFAULT_SHOT_SEED, OFFICIAL_PROMPT, PromptKind
 from hhx.errors import ConfigError, DataError
-from hhx.predictors.llm.messages import Messages, build_messages
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and pandas are imported when used: the start-up checks read this module
     import pandas as pd
 
     from hhx.bench.layout import BenchTask
+    from hhx.predictors.llm.messages import Messages
 
 TRAIN_SPLIT = "train"
 NOT_OFFICIAL = "prompt variant, not official"
@@ -157,6 +155,8 @@ def variant_chars(per_prompt: float, variant: PromptVariant) -> float:
 
 def select_shots(bench: BenchTask, variant: PromptVariant) -> pd.DataFrame:
     """The k solved train rows (the 7 record columns plus split_position), in split order."""
+    import numpy as np
+
     name = bench.spec.name
     if bench.splits is None:
         raise DataError(f"task {name}: prompt=few_shot draws its examples from the train split; "
@@ -210,6 +210,8 @@ def variant_messages(bench: BenchTask | None, examples: pd.DataFrame,
                      variant: PromptVariant, source: str = "examples") -> list[Messages]:
     """The messages sent for `examples` under `variant` (official: `build_messages` as it is).
     `bench`: the task the rows come from (its train split holds the few-shot examples)."""
+    from hhx.predictors.llm.messages import build_messages
+
     base = build_messages(examples, source=source)
     if variant.official:
         return base
