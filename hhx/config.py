@@ -368,6 +368,45 @@ class AggregationConfig:
 
 
 # --------------------------------------------------------------------------------------------
+# prompt/ (prompt variants of the LLM backends; hhx/predictors/llm/prompt_variants.py)
+
+
+class PromptKind(str, Enum):
+    official = "official"  # the release's prompt records, sent as they are
+    few_shot = "few_shot"  # k solved train examples as prior chat turns
+    system = "system"  # another system message in place of the release's
+
+
+OFFICIAL_PROMPT = PromptKind.official.value
+DEFAULT_SHOT_SEED = 20261207
+
+
+@dataclass
+class PromptConfig:
+    """conf/prompt/<name>.yaml: what the LLM is sent around the official prompt record.
+
+    `official` (the default) leaves no trace in a run's resolved config, params or cell hash
+    (`without_official_prompt`), so official runs stay exactly as before the group existed."""
+
+    name: str = field(default=OFFICIAL_PROMPT, metadata=one_of(PromptKind))
+    # few_shot: k solved examples from the task's train split, drawn once per task by `seed`.
+    k: int = field(default=3, metadata=between(1, 64))
+    seed: int = field(default=DEFAULT_SHOT_SEED, metadata=at_least(0))
+    # A system message in place of the release's: the text, or a UTF-8 file holding it.
+    system: str | None = None
+    system_file: str | None = None
+
+
+def without_official_prompt(container: dict[str, Any]) -> dict[str, Any]:
+    """A resolved config as it was before prompt variants: the `prompt` node dropped when it is
+    the official prompt (what resolved.yaml, the MLflow params and the cell hash are made from)."""
+    prompt = container.get("prompt")
+    if isinstance(prompt, dict) and prompt.get("name") == OFFICIAL_PROMPT:
+        return {k: v for k, v in container.items() if k != "prompt"}
+    return container
+
+
+# --------------------------------------------------------------------------------------------
 # tracking/, score, paths
 
 
@@ -497,6 +536,8 @@ class HhxConfig:
     model: ModelConfig = MISSING
     decoding: DecodingConfig = MISSING
     aggregation: AggregationConfig = MISSING
+    # The official prompt unless conf/prompt/ says otherwise (the default: prompt=official).
+    prompt: PromptConfig = field(default_factory=PromptConfig)
     data: DataConfig = MISSING
     tracking: TrackingConfig = MISSING
     score: ScoreConfig = field(default_factory=ScoreConfig)

@@ -19,9 +19,11 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from hhx.bounds import declared, rule_problem
+from hhx.bounds import declared, enum_text, rule_problem
+from hhx.catalog import BACKENDS
 from hhx.config import HhxConfig
 from hhx.errors import ConfigError
+from hhx.predictors.llm.prompt_variants import variant_of
 from hhx.predictors.llm.settings import draws_problem
 
 # Settings whose values are free-form mappings (any key is fine below them).
@@ -84,6 +86,31 @@ def official_data_problems(cfg: DictConfig) -> list[str]:
     return out
 
 
+def prompt_problems(cfg: DictConfig) -> list[str]:
+    """A prompt variant is checked (system text or file, one of them) and applies to the LLM
+    backends only: a model that sends no prompt (no_change, XGBoost) with a variant is refused,
+    so a run labelled `[few_shot k=3]` never holds an unchanged baseline; few-shot examples come
+    from the train split, so they are refused on data.split=train."""
+    try:
+        variant = variant_of(cfg.get("prompt"))  # e.g. prompt.system without prompt=system
+    except ConfigError as exc:
+        return [str(exc)]
+    if variant.official:
+        return []
+    out = []
+    backend = _value(cfg, "model.backend")
+    spec = BACKENDS.get(enum_text(backend)) if backend is not None else None
+    stage = enum_text(cfg.get("stage") or "evaluate")
+    if stage == "evaluate" and spec is not None and not spec.sends_requests:
+        out.append(f"prompt={variant.name}: model={_value(cfg, 'model.name')} (backend "
+                   f"{enum_text(backend)}) sends no prompt; prompt variants apply to the LLM "
+                   "backends only, so drop prompt= for this model")
+    if variant.few_shot and str(_value(cfg, "data.split")) == "train":
+        out.append("prompt=few_shot takes its examples from the train split, which "
+                   "data.split=train evaluates; evaluate another split")
+    return out
+
+
 def validate_config(cfg: DictConfig) -> None:
     """Raise ConfigError (one line) for an unknown key, a number out of range or a bad choice."""
     problems = []
@@ -99,5 +126,6 @@ def validate_config(cfg: DictConfig) -> None:
     why = draws_problem(_value(cfg, "aggregation.k"), _value(cfg, "aggregation.min_draws"))
     problems += [why] if why else []
     problems += official_data_problems(cfg)
+    problems += prompt_problems(cfg)
     if problems:
         raise ConfigError("; ".join(problems))

@@ -160,6 +160,10 @@ def compute(
     """Everything the leaderboard reports, as tables (no files written)."""
     settings.check()
     notes = list(selection.notes)
+    variants = sorted({r.model for r in selection.runs if r.tags.get("hhx.prompt")})
+    if variants:  # their own rows (the label is part of the model's name), never the official model
+        notes.append(f"prompt variants, not official (ranked as models of their own): "
+                     f"{', '.join(variants)}")
     nc_names = sorted({r.model for r in selection.runs if r.backend == NO_CHANGE})
     tds = build_all(selection.runs, load, settings.derive_no_change,
                     nc_names[0] if len(nc_names) == 1 else None)

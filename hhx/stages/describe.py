@@ -245,6 +245,41 @@ def describe_text(task: TaskConfig, rel: Release) -> str:
     return "\n".join(lines)
 
 
+def variant_text(cfg: DictConfig, task: TaskConfig, rel: Release) -> str:
+    """With a prompt variant (`prompt=few_shot | system`): the messages it sends for the example
+    row, few-shot turns included ("" for the official prompt, shown above as the release has it)."""
+    from hhx.errors import DataError
+    from hhx.predictors.llm.prompt_variants import NOT_OFFICIAL, variant_from_config
+
+    variant = variant_from_config(cfg)
+    if variant.official or rel.example is None:
+        return ""
+    head = f"messages sent with prompt={variant.name} ({NOT_OFFICIAL}: {variant.label()}):"
+    try:
+        messages = _variant_messages(cfg, task, rel.example, variant)
+    except (ConfigError, DataError) as exc:
+        return "\n".join(["", head, *_wrap(str(exc))])
+    lines = ["", head]
+    for message in messages:
+        lines += [f"{message['role']}:", *_wrap(message["content"])]
+    return "\n".join(lines)
+
+
+def _variant_messages(cfg: DictConfig, task: TaskConfig, example: dict[str, Any],
+                      variant: Any) -> list[dict[str, str]]:
+    import pandas as pd
+
+    from hhx.bench.layout import load_bench_task
+    from hhx.predictors.llm.prompt_variants import variant_messages
+
+    bench = None
+    if variant.few_shot and str(_setting(cfg, "layout") or "release") == "release":
+        bench = load_bench_task(str(_setting(cfg, "root")), task)  # its train split: the shots
+    split = str(_setting(cfg, "split") or "pre_cutoff_test")
+    row = pd.DataFrame([example]).assign(split=split)
+    return variant_messages(bench, row, variant, source=f"task {task.name}")[0]
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     from hhx.scoring import describe
     from hhx.tasks.registry import as_task
@@ -254,5 +289,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if os.environ.get(JSON_ENV) == "1":
         print(json.dumps(info, indent=2, default=str))
     else:
-        print(describe_text(task, release(cfg, task)))
+        rel = release(cfg, task)
+        print(describe_text(task, rel))
+        extra = variant_text(cfg, task, rel)
+        if extra:
+            print(extra)
     return info

@@ -89,7 +89,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     run_id = begin_run(plan.tracking, run_name=evaluated_name(plan, selection.bench),
                        tags={"hhx.stage": STAGE, "hhx.task": plan.task.name,
                              "hhx.model": plan.model_name, "hhx.status": "running",
-                             **origin_tags(plan.task.name), **selection.tags,
+                             **origin_tags(plan.task.name), **plan.prompt.tags(),
+                             **selection.tags,
                              **cell.tags})  # a sweep job's tag: its failure is logged once
     resume_gc()  # start-up is over: the predictor's work runs with the collector on
     try:

@@ -21,6 +21,7 @@ from hhx.bench.layout import BenchTask
 from hhx.bounds import enum_text
 from hhx.config import TargetType, TaskConfig
 from hhx.io import write_json_atomic
+from hhx.predictors.llm.prompt_variants import variant_from_config
 from hhx.sweeps.identity import cell_key, config_hash, data_fingerprint
 from hhx.sweeps.leftover import RECORD_FILE
 from hhx.tracking.labels import model_label
@@ -110,7 +111,8 @@ def record_start(cfg: DictConfig) -> None:
     write_record(status="started", sweep_id=sweep_id(), job=job_num, overrides=overrides,
                  stage=read(lambda: enum_text(cfg.stage)),
                  task=read(lambda: str(cfg.task.name) if cfg.get("task") is not None else ""),
-                 model=read(lambda: model_label(cfg.model) if cfg.get("model") is not None else ""),
+                 model=read(lambda: model_label(cfg.model, variant_from_config(cfg))
+                            if cfg.get("model") is not None else ""),
                  # the score's metric and direction, shown even when the cell fails
                  metric=read(lambda: PRIMARY[TargetType(enum_text(cfg.task.target_type))][0]),
                  direction=read(lambda: PRIMARY[TargetType(enum_text(cfg.task.target_type))][1]),
@@ -181,7 +183,7 @@ def prepare(cfg: DictConfig, task: TaskConfig, model_name: str, bench: BenchTask
         from hhx.sweeps.dryrun import estimate
 
         found = _lookup(cfg, key)
-        plan = estimate(cfg, examples)
+        plan = estimate(cfg, examples, bench)
         write_record(status="dry_run", done=found is not None,
                      run_id=found.run_id if found else None, cell_key=key, **plan)
         print(f"dry run: {task.name} x {model_name}: {plan['prompts']} prompts x "

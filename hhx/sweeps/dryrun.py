@@ -23,14 +23,16 @@ CHARS_PER_TOKEN = 4.0  # typical English prompt text
 MESSAGE_OVERHEAD = 16  # characters counted per chat message (role, separators)
 
 
-def estimate(cfg: DictConfig, examples: pd.DataFrame) -> dict[str, Any]:
-    """The size and price of evaluating `examples` with this config's model."""
+def estimate(cfg: DictConfig, examples: pd.DataFrame, bench: Any = None) -> dict[str, Any]:
+    """The size and price of evaluating `examples` with this config's model: the messages it
+    would send, a prompt variant's included (`bench`: the task, whose train split holds the
+    few-shot examples)."""
     if not backend_spec(cfg.model.backend).sends_requests:
         return estimate_size(cfg, None, len(examples), 0)
-    from hhx.predictors.llm.messages import build_messages
+    from hhx.predictors.llm.prompt_variants import variant_from_config, variant_messages
 
     chars = sum(sum(len(m["content"]) + MESSAGE_OVERHEAD for m in msgs)
-                for msgs in build_messages(examples))
+                for msgs in variant_messages(bench, examples, variant_from_config(cfg)))
     return estimate_size(cfg, None, len(examples), chars)
 
 
@@ -191,6 +193,14 @@ def _sidecar_rows(cfg: DictConfig, task: str) -> int | None:
         return sum(1 for row in csv.DictReader(handle) if row.get("split") == split)
 
 
+def prompt_model(cfg: DictConfig) -> str:
+    """The model's name with its prompt variant's label (`smollm2_135m [few_shot k=3]`)."""
+    from hhx.predictors.llm.prompt_variants import variant_from_config
+    from hhx.tracking.labels import with_prompt
+
+    return with_prompt(str(cfg.model.name), variant_from_config(cfg))
+
+
 def cell_size(cfg: DictConfig, task: str) -> tuple[int, float, str]:
     """(prompts, characters in all, where the figures came from) for one cell: the data's own
     files when they are on disk (an eval-sample file, a small split sidecar, the first prompts),
@@ -215,7 +225,9 @@ def cell_size(cfg: DictConfig, task: str) -> tuple[int, float, str]:
             rows = read if limit is None or read < limit else max(read, rows)
             source = "data files"
     n = rows if limit is None else min(limit, rows)
-    return n, n * per_prompt, source
+    from hhx.predictors.llm.prompt_variants import variant_chars, variant_from_config
+
+    return n, n * variant_chars(per_prompt, variant_from_config(cfg)), source
 
 
 def sweep_jobs(sweeper: Any, arguments: list[str]) -> list[list[str]]:
@@ -295,7 +307,7 @@ def plan_jobs(sweeper: Any, jobs: list[list[str]]) -> list[dict[str, Any]]:
             composed[key] = cfg
         cfg = composed[key]
         task = load_task(task_name) if separable and task_name is not None else cfg.task
-        name, model = task_name or str(cfg.task.name), str(cfg.model.name)
+        name, model = task_name or str(cfg.task.name), prompt_model(cfg)
         n, chars, source = cell_size(cfg, name)
         plan = estimate_size(cfg, task, n, chars)
         finished, done = finished_runs(cfg), None
@@ -343,9 +355,9 @@ def run_single(cfg: DictConfig) -> dict[str, Any]:
     n, chars, source = cell_size(cfg, task.name)
     plan = estimate_size(cfg, task, n, chars)
     finished = finished_runs(cfg)
-    done = None if finished is None else (task.name, str(cfg.model.name),
+    done = None if finished is None else (task.name, prompt_model(cfg),
                                            config_hash(cfg)) in finished
-    print(f"dry run: {task.name} x {cfg.model.name}: {plan['prompts']} prompts, "
+    print(f"dry run: {task.name} x {prompt_model(cfg)}: {plan['prompts']} prompts, "
           f"{plan['requests']:,} requests, ~{plan['prompt_tokens']:,} prompt tokens, "
           f"~${plan['cost_usd']:.2f} (at most ${plan['cost_usd_max']:.2f}); sizes from {source}"
           + ("; already done (a FINISHED run with these settings)" if done else "")

@@ -19,6 +19,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hhx.bench.layout import BenchTask, eval_sample_path, release_paths
+from hhx.config import without_official_prompt
+from hhx.predictors.llm.prompt_variants import with_system_digest
 from hhx.surveys.freshness import Fingerprints
 
 EXCLUDED_GROUPS = ("tracking", "paths", "sweep", "leaderboard", "sft", "survey",
@@ -38,11 +40,14 @@ def result_settings(cfg: DictConfig | dict[str, Any]) -> dict[str, Any]:
     plain = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(
         cfg, DictConfig) else cfg
     assert isinstance(plain, dict)
-    kept = {k: v for k, v in plain.items() if k not in EXCLUDED_GROUPS}
+    # The official prompt as before prompt variants (no `prompt` node); a variant is in the hash,
+    # with the digest of a system_file's text (the file's path alone would not say what was sent).
+    settings = with_system_digest(without_official_prompt(plain))  # type: ignore[arg-type]
+    kept = {k: v for k, v in settings.items() if k not in EXCLUDED_GROUPS}
     for group, keys in EXCLUDED_KEYS.items():
         if kept.get(group):
             kept[group] = {k: v for k, v in kept[group].items() if k not in keys}
-    return kept  # type: ignore[return-value]  # a config's keys are str
+    return kept
 
 
 def config_hash(cfg: DictConfig | dict[str, Any]) -> str:

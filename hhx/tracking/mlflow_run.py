@@ -29,7 +29,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hhx.config import TrackingConfig
+from hhx.config import TrackingConfig, without_official_prompt
 from hhx.secrets import is_secret_name, scrub, scrubber
 from hhx.tracking.store import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG, prepare_store
 
@@ -112,10 +112,12 @@ def config_secrets(container: Any) -> list[str]:
 
 def resolved_config(cfg: DictConfig) -> dict[str, Any]:
     """The config resolved to plain data (enums as names): resolve once, then give it to
-    `flatten_config` and `config_yaml` (each resolution of hhx's config costs ~0.1 s)."""
+    `flatten_config` and `config_yaml` (each resolution of hhx's config costs ~0.1 s). The
+    official prompt is left out (`without_official_prompt`): official runs log what they did
+    before prompt variants existed."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     assert isinstance(container, dict)
-    return container  # type: ignore[return-value]  # a DictConfig's keys are str
+    return without_official_prompt(container)  # type: ignore[arg-type]  # a DictConfig's keys are str
 
 
 def config_yaml(resolved: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ from hhx.predictors.llm.deadline import backstop_s
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
 from hhx.predictors.llm.probe import endpoint_for, probe
+from hhx.predictors.llm.prompt_variants import variant_from_config
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, read_api_key, settings_from_config
 from hhx.predictors.llm.transport import (
@@ -252,4 +253,5 @@ class LiteLLMTransport:
 
 def make(cfg: HhxConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
-    return LLMPredictor(settings, LiteLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed))
+    return LLMPredictor(settings, LiteLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
+                        prompt=variant_from_config(cfg))

@@ -47,6 +47,7 @@ from hhx.errors import PredictorError
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.prompt_variants import variant_from_config
 from hhx.predictors.llm.requantize import requantize
 from hhx.predictors.llm.schema import response_format
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
@@ -266,4 +267,5 @@ def make(cfg: HhxConfig) -> LLMPredictor:
         functools.partial(LlamaCppTransport, weights_dir=weights_dir),
         cfg.paths.cache_dir,
         seed=int(cfg.seed),
+        prompt=variant_from_config(cfg),
     )

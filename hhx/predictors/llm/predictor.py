@@ -20,8 +20,8 @@ from hhx.predictors.llm.aggregation import aggregate
 from hhx.predictors.llm.cache import CACHE_FILE, ResponseCache
 from hhx.predictors.llm.cost import Budget
 from hhx.predictors.llm.engine import Engine, Outcome, Transport
-from hhx.predictors.llm.messages import build_messages
 from hhx.predictors.llm.plan import Call, plan_calls, with_budget
+from hhx.predictors.llm.prompt_variants import OFFICIAL, PromptVariant, variant_messages
 from hhx.predictors.llm.schema import answer_schema, answer_tokens
 from hhx.predictors.llm.settings import LLMSettings
 from hhx.predictors.llm.stats import RunStats
@@ -74,8 +74,10 @@ class LLMPredictor:
         cache_dir: str | Path,
         seed: int = 0,
         progress: bool | None = None,
+        prompt: PromptVariant = OFFICIAL,
     ) -> None:
         self.name = settings.name
+        self.prompt = prompt  # the prompt variant (prompt_variants.py); official by default
         self.settings = settings
         self._factory = transport_factory
         self._transport: Transport | None = None
@@ -99,7 +101,7 @@ class LLMPredictor:
     def predict(self, task: BenchTask, examples: pd.DataFrame) -> list[PredictionRow]:
         spec = task.spec
         aspec = answer_spec(spec)
-        all_messages = build_messages(examples, source=f"task {spec.name}")
+        all_messages = variant_messages(task, examples, self.prompt, source=f"task {spec.name}")
         transport = self.transport()
         self._probe(transport)
         schema = answer_schema(spec) if self.settings.constrained else None
@@ -134,6 +136,8 @@ class LLMPredictor:
             "cache": str(self.cache_path),
             "metrics": self.run_metrics(),
         }
+        if not self.prompt.official:  # official runs' record stays as it was
+            record["prompt"] = {**self.prompt.tags(), "system": self.prompt.system}
         return [write_json_atomic(Path(out_dir) / "llm_run.json", record)]
 
     def run_metrics(self) -> dict[str, float]:

@@ -22,6 +22,7 @@ from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.hf_weights import adapter_identity, base_weights
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.prompt_variants import variant_from_config
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
 from hhx.predictors.llm.transport import Choice, Response, TransportError
 
@@ -200,4 +201,5 @@ class TransformersTransport:
 
 def make(cfg: HhxConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
-    return LLMPredictor(settings, TransformersTransport, cfg.paths.cache_dir, seed=int(cfg.seed))
+    return LLMPredictor(settings, TransformersTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
+                        prompt=variant_from_config(cfg))

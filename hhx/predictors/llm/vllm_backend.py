@@ -18,6 +18,7 @@ from hhx.errors import PredictorError
 from hhx.predictors.llm.cost import Prices, cost_from_usage, prices_for
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.predictor import LLMPredictor
+from hhx.predictors.llm.prompt_variants import variant_from_config
 from hhx.predictors.llm.settings import LLMSettings, settings_from_config
 from hhx.predictors.llm.transport import Choice, Response, TransportError
 from hhx.secrets import clip
@@ -182,4 +183,5 @@ class VLLMTransport:
 
 def make(cfg: HhxConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
-    return LLMPredictor(settings, VLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed))
+    return LLMPredictor(settings, VLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
+                        prompt=variant_from_config(cfg))

@@ -10,6 +10,7 @@ from omegaconf import DictConfig
 
 from hhx.bounds import enum_text
 from hhx.config import DataSource, TaskConfig, TrackingConfig
+from hhx.predictors.llm.prompt_variants import OFFICIAL, PromptVariant, variant_from_config
 from hhx.tasks.registry import as_task
 from hhx.tasks.sources import source_of
 from hhx.tracking.labels import model_label
@@ -32,7 +33,8 @@ class EvalRun:
     factory, the data sources (which build the task) and the sweep cell (its identity)."""
 
     task: TaskConfig
-    model_name: str  # `<model>` or `<model>+lora:<adapter>` (hhx.tracking.labels.model_label)
+    # `<model>`, `<model>+lora:<adapter>`, `<model> [few_shot k=3]` (hhx.tracking.labels.model_label)
+    model_name: str
     backend: str
     base_model: str
     adapter: str  # the LoRA adapter's resolved path, "" for none
@@ -46,6 +48,7 @@ class EvalRun:
     publish_baselines: bool  # model.xgboost.publish_baselines
     tracking: TrackingConfig
     config: DictConfig
+    prompt: PromptVariant = OFFICIAL  # the prompt variant (prompt=; official by default)
 
     @property
     def demo_data(self) -> bool:
@@ -62,9 +65,10 @@ def eval_run(cfg: DictConfig) -> EvalRun:
     """Read the run's settings from the config, once."""
     adapter = cfg.model.get("lora_adapter")
     xgboost = cfg.model.get("xgboost")
+    prompt = variant_from_config(cfg)
     return EvalRun(
         task=as_task(cfg.task),
-        model_name=model_label(cfg.model),
+        model_name=model_label(cfg.model, prompt),
         backend=enum_text(cfg.model.backend),
         base_model=str(cfg.model.name),
         adapter=str(Path(adapter).resolve()) if adapter else "",
@@ -81,4 +85,5 @@ def eval_run(cfg: DictConfig) -> EvalRun:
         publish_baselines=xgboost is None or bool(xgboost.get("publish_baselines", True)),
         tracking=_tracking(cfg.tracking),
         config=cfg,
+        prompt=prompt,
     )

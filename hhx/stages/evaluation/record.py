@@ -98,6 +98,7 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         **({"hhx.custom.target": str(run.config.model.get("target"))}
            if run.backend == "custom" and run.config.model.get("target") else {}),
         **origin_tags(run.task.name),  # an own task: hhx.task_origin=own (official: none)
+        **run.prompt.tags(),  # a prompt variant's hhx.prompt, k, seed (none when official)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
     }
     if failure:

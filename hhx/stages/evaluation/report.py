@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from hhx.config import TargetType, TaskConfig, TrackingConfig
+from hhx.predictors.llm.prompt_variants import NOT_OFFICIAL
 from hhx.stages.evaluation.load import Selection
 from hhx.stages.evaluation.plan import EvalRun
 from hhx.stages.evaluation.scoring import NO_CHANGE, Scored
@@ -52,11 +53,13 @@ def metric_label(result: dict) -> str:
 
 def header(run: EvalRun, selection: Selection) -> str:
     """`<task> · <split> · 4 of 349 rows evaluated · SYNTHETIC demo data`, then for a task of
-    one's own ` · own task, not official (<its folder>)`."""
+    one's own ` · own task, not official (<its folder>)` and for a prompt variant `· prompt
+    variant, not official (few_shot k=3)`."""
     synthetic = run.demo_data or selection.bench.synthetic
     label = "SYNTHETIC demo data" if synthetic else f"{run.source.value} data"
+    variant = "" if run.prompt.official else f" · {NOT_OFFICIAL} ({run.prompt.label()})"
     return (f"{run.task.name} · {run.split} · {len(selection.examples)} of {selection.split_rows} "
-            f"rows evaluated · {label}{own_label(run.task.name)}")
+            f"rows evaluated · {label}{own_label(run.task.name)}{variant}")
 
 
 def run_note(header: str, rule: str, rows: list[dict[str, Any]], failure: str | None) -> str:
