@@ -1,3 +1,69 @@
-"""hhx: evaluate language models and classical references on HouseholdBench's 32 household tasks."""
+"""hhx: evaluate language models and classical references on HouseholdBench's 32 household tasks.
+
+From Python (hhx/api.py; the same runs as the `hhx` command):
+
+    import hhx
+    run = hhx.evaluate(task="labor_cps_jobfind", model="xgboost", max_examples=20)
+    run.scores, run.details, run.run_id, run.run_dir
+    hhx.list_tasks(); hhx.describe("labor_cps_jobfind"); hhx.build(task=...); hhx.leaderboard()
+
+The names load on first use (module `__getattr__`): `import hhx` imports neither Hydra, MLflow
+nor pandas, so `hhx --help` starts as fast as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> the module that defines it
+_PUBLIC = {
+    "evaluate": "hhx.api", "build": "hhx.api", "describe": "hhx.api", "leaderboard": "hhx.api",
+    "list_tasks": "hhx.api", "EvalResult": "hhx.api", "BuildResult": "hhx.api",
+    "TaskDescription": "hhx.api", "LeaderboardResult": "hhx.api",
+    "HhxError": "hhx.errors", "ConfigError": "hhx.errors", "DataError": "hhx.errors",
+    "PredictorError": "hhx.errors", "NotSupportedError": "hhx.errors",
+    "Interrupted": "hhx.errors", "RunFailed": "hhx.stages.evaluate",
+}
+__all__ = [
+    "BuildResult", "ConfigError", "DataError", "EvalResult", "HhxError", "Interrupted",
+    "LeaderboardResult", "NotSupportedError", "PredictorError", "RunFailed", "TaskDescription",
+    "build", "describe", "evaluate", "leaderboard", "list_tasks",
+]
+
+if TYPE_CHECKING:
+    from hhx.api import (
+        BuildResult,
+        EvalResult,
+        LeaderboardResult,
+        TaskDescription,
+        build,
+        describe,
+        evaluate,
+        leaderboard,
+        list_tasks,
+    )
+    from hhx.errors import (
+        ConfigError,
+        DataError,
+        HhxError,
+        Interrupted,
+        NotSupportedError,
+        PredictorError,
+    )
+    from hhx.stages.evaluate import RunFailed
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hhx' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
