@@ -14,11 +14,12 @@ nor pandas, so `hhx --help` starts as fast as before.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> the module that defines it
+# public name -> the module that defines it (no import here, not even for type checkers: lower
+# layers import `hhx`, which must stay a leaf of the import graph)
 _PUBLIC = {
     "evaluate": "hhx.api", "build": "hhx.api", "describe": "hhx.api", "leaderboard": "hhx.api",
     "list_tasks": "hhx.api", "EvalResult": "hhx.api", "BuildResult": "hhx.api",
@@ -32,29 +33,6 @@ __all__ = [
     "LeaderboardResult", "NotSupportedError", "PredictorError", "RunFailed", "TaskDescription",
     "build", "describe", "evaluate", "leaderboard", "list_tasks",
 ]
-
-if TYPE_CHECKING:
-    from hhx.api import (
-        BuildResult,
-        EvalResult,
-        LeaderboardResult,
-        TaskDescription,
-        build,
-        describe,
-        evaluate,
-        leaderboard,
-        list_tasks,
-    )
-    from hhx.errors import (
-        ConfigError,
-        DataError,
-        HhxError,
-        Interrupted,
-        NotSupportedError,
-        PredictorError,
-    )
-    from hhx.stages.evaluate import RunFailed
-
 
 def __getattr__(name: str) -> Any:
     module = _PUBLIC.get(name)

@@ -174,7 +174,7 @@ def _process_kept() -> Iterator[None]:
             yield
     finally:
         sys.stdout, sys.stderr = stdout, stderr
-        HydraConfig.instance().cfg = hydra_cfg  # type: ignore[assignment]
+        HydraConfig.instance().cfg = hydra_cfg
         if os.getcwd() != cwd:
             os.chdir(cwd)
 
@@ -196,7 +196,7 @@ def _run(overrides: list[str], *, capture: io.StringIO | None = None) -> _Job:
 
     with _process_kept():
         if capture is not None:
-            sys.stdout = capture  # type: ignore[assignment]
+            sys.stdout = capture
         try:
             result: _Job = app.run_one(overrides, job)
             return result
@@ -382,7 +382,7 @@ class LeaderboardResult:
 
     @property
     def matrix(self) -> pd.DataFrame:
-        """Task x model: each model's official score per task."""
+        """Model x task: each model's official score per task (a row per model)."""
         return self.tables["matrix"]
 
     @property
