@@ -134,43 +134,55 @@ def _settings(cfg: Any) -> dict[str, str | None]:
     return out
 
 
+def _configured_loggers() -> set[str]:
+    """The loggers the run's logging configs set (conf/hydra/job_logging/hhx.yaml: `hhx`)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    names: set[str] = set()
+    for part in ("job_logging", "hydra_logging"):
+        section = HydraConfig.get().get(part) or {}
+        names.update(str(k) for k in (section.get("loggers") or {}))
+    return names
+
+
+def _all_loggers() -> list[logging.Logger]:
+    return [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
+                                   if isinstance(lg, logging.Logger))]
+
+
 @contextlib.contextmanager
-def _logging_kept() -> Iterator[None]:
-    """Hydra configures logging per run (dictConfig: root handlers replaced, and the old ones
+def _logging_kept(configured: set[str]) -> Iterator[None]:
+    """Hydra configures logging per run (dictConfig: root handlers replaced, the old ones
     closed); afterwards the caller's handlers and levels come back and the run's are closed, so
-    a second call neither duplicates handlers nor keeps writing into the last run's app.log."""
-    root = logging.getLogger()
-    loggers = [root, *(lg for lg in logging.Logger.manager.loggerDict.values()
-                       if isinstance(lg, logging.Logger))]
-    kept = {id(lg): (lg.level, list(lg.handlers), lg.propagate, lg.disabled) for lg in loggers}
+    a second call neither duplicates handlers nor writes into the last run's app.log. A logger
+    first made during the run keeps what its library set, unless the run's config set it
+    (`configured`, filled by the job)."""
+    kept = {id(lg): (lg.level, list(lg.handlers), lg.propagate, lg.disabled)
+            for lg in _all_loggers()}
     try:
         yield
     finally:
-        for lg in [root, *(lg for lg in logging.Logger.manager.loggerDict.values()
-                           if isinstance(lg, logging.Logger))]:
+        for lg in _all_loggers():
             before = kept.get(id(lg))
-            old = before[1] if before else []
+            if before is None and lg.name not in configured:
+                continue
+            level, old, propagate, disabled = before or (logging.NOTSET, [], True, False)
             for handler in lg.handlers:
                 if handler not in old:
                     handler.close()
-            if before is None:
-                lg.handlers = []
-                lg.setLevel(logging.NOTSET)
-                lg.disabled = False
-                continue
-            lg.setLevel(before[0])
-            lg.handlers, lg.propagate, lg.disabled = old, before[2], before[3]
+            lg.setLevel(level)
+            lg.handlers, lg.propagate, lg.disabled = old, propagate, disabled
 
 
 @contextlib.contextmanager
-def _process_kept() -> Iterator[None]:
+def _process_kept(configured: set[str]) -> Iterator[None]:
     """cwd, sys.stdout/stderr, Hydra's run config and logging as they were before the call."""
     from hydra.core.hydra_config import HydraConfig
 
     cwd, stdout, stderr = os.getcwd(), sys.stdout, sys.stderr
     hydra_cfg = HydraConfig.instance().cfg
     try:
-        with _logging_kept():
+        with _logging_kept(configured):
             yield
     finally:
         sys.stdout, sys.stderr = stdout, stderr
@@ -187,14 +199,16 @@ def _run(overrides: list[str], *, capture: io.StringIO | None = None) -> _Job:
     from hhx import app, cli_errors
 
     started: list[bool] = []
+    configured: set[str] = set()
 
     def job(cfg: Any) -> _Job:  # the command's job (hhx.app._job) minus its error printing
         started.append(True)
+        configured.update(_configured_loggers())
         with app.run_folder(cfg, sweep=False) as out:
             value = app.run_job(cfg)
         return _Job(out if out is not None and out.is_dir() else None, value, _settings(cfg))
 
-    with _process_kept():
+    with _process_kept(configured):
         if capture is not None:
             sys.stdout = capture
         try:

@@ -61,7 +61,8 @@ def _process_state() -> dict[str, object]:
 
     return {"handlers": list(logging.getLogger().handlers),
             "hhx_handlers": list(logging.getLogger("hhx").handlers),
-            "level": logging.getLogger().level, "stdout": sys.stdout, "cwd": os.getcwd(),
+            "level": logging.getLogger().level, "hhx_level": logging.getLogger("hhx").level,
+            "stdout": sys.stdout, "cwd": os.getcwd(),
             "hydra": GlobalHydra.instance().is_initialized(),
             "hydra_cfg": HydraConfig.instance().cfg, "gc": gc.isenabled(),
             "mlflow_run": mlflow.active_run()}
@@ -94,12 +95,32 @@ def test_evaluate_returns_scores_details_and_the_tracked_run(root):
         p.name for p in run.run_dir.iterdir()}
 
 
+class _Kept(logging.Handler):
+    """A notebook user's own handler on the root logger."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
 def test_called_again_in_the_same_process_with_other_tasks_and_models(root, capsys):
-    before = _process_state()
-    runs = [hhx.evaluate(task=task, model=model, overrides=_own(root), max_examples=10)
-            for task, model in [(TASK, "no_change"), (OTHER, "no_change"),
-                                (OTHER, "xgboost"), (TASK, "no_change"), (OTHER, "no_change")]]
-    assert _process_state() == before
+    mine = _Kept()
+    logging.getLogger().addHandler(mine)
+    try:
+        before = _process_state()
+        runs = [hhx.evaluate(task=task, model=model, overrides=_own(root), max_examples=10)
+                for task, model in [(TASK, "no_change"), (OTHER, "no_change"),
+                                    (OTHER, "xgboost"), (TASK, "no_change"), (OTHER, "no_change")]]
+        assert _process_state() == before
+        mine.lines.clear()
+        logging.getLogger("hhx.user").debug("hhx's detail stays out of the user's handler")
+        logging.getLogger("user").warning("the user's own line")
+        assert mine.lines == ["the user's own line"]  # still attached, hhx's levels restored
+    finally:
+        logging.getLogger().removeHandler(mine)
     assert [(r.task, r.model) for r in runs] == [
         (TASK, "no_change"), (OTHER, "no_change"), (OTHER, "xgboost"), (TASK, "no_change"),
         (OTHER, "no_change")]
@@ -173,9 +194,9 @@ def _tracked(store: str, run_id: str, root: Path) -> dict[str, str]:
     out = {}
     for kind, values in (("param", data.params), ("tag", data.tags), ("metric", data.metrics)):
         for key, value in values.items():
-            if not grid._VOLATILE_KEY.search(key):
-                out[f"{kind}:{key}"] = grid._RUN_ID.sub("<ID>", str(value).replace(str(root),
-                                                                                   "<ROOT>"))
+            if not grid._VOLATILE_KEY.search(key):  # a run name's "12-07 18:04" as <STAMP>
+                text = grid._RUN_ID.sub("<ID>", str(value).replace(str(root), "<ROOT>"))
+                out[f"{kind}:{key}"] = grid._STAMP.sub("<STAMP>", text)
     return out
 
 
