@@ -387,7 +387,7 @@ class LeaderboardResult:
     report: Path
     output_dir: Path
     run_id: str | None
-    summary: dict[str, Any] = dataclasses.field(repr=False)  # what the stage returns
+    info: dict[str, Any] = dataclasses.field(repr=False)  # what the stage returns (run counts...)
 
     @property
     def ranks(self) -> pd.DataFrame:
@@ -420,12 +420,11 @@ def leaderboard(overrides: Sequence[str] | None = None, *, n_resamples: int | No
     extra = [f"leaderboard.n_resamples={int(n_resamples)}"] if n_resamples is not None else []
     job = _run(_overrides(None, None, [*extra, *(overrides or ())], tracking=tracking, root=root,
                           stage="leaderboard"))
-    summary = dict(job.value) if isinstance(job.value, dict) else {}
-    out = Path(summary.get("output_dir") or str(job.settings["leaderboard.output_dir"]))
+    info = dict(job.value) if isinstance(job.value, dict) else {}
+    out = Path(info.get("output_dir") or str(job.settings["leaderboard.output_dir"]))
     tables = {name: pd.read_csv(out / f"{name}.csv") for name in TABLES
               if (out / f"{name}.csv").is_file()}
     tables.update({f"analyses/{p.stem}": pd.read_csv(p)
                    for p in sorted((out / "analyses").glob("*.csv"))})
-    return LeaderboardResult(tables=tables, report=Path(summary.get("report") or
-                                                        out / "report.html"),
-                             output_dir=out, run_id=summary.get("mlflow_run_id"), summary=summary)
+    return LeaderboardResult(tables=tables, report=Path(info.get("report") or out / "report.html"),
+                             output_dir=out, run_id=info.get("mlflow_run_id"), info=info)

@@ -249,4 +249,4 @@ def test_leaderboard_returns_its_tables_and_report(root):
     assert {"leaderboard", "matrix", "task_metrics"} <= set(board.tables)
     assert board.run_id and mlflow.MlflowClient(_store(root)).get_run(
         board.run_id).info.status == "FINISHED"
-    assert board.summary["n_runs"] >= 2
+    assert board.info["n_runs"] >= 2
