@@ -14,6 +14,8 @@ nor pandas, so `hhx --help` starts as fast as before.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -41,6 +43,21 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once loaded, a plain attribute
     return value
+
+
+class _Package(types.ModuleType):
+    """`hhx.leaderboard` is the API's function, though `hhx/leaderboard/` is also a subpackage:
+    importing a subpackage binds it as an attribute of its parent, which would shadow the
+    function; that binding is not kept for a public name. The subpackage is still imported by
+    its full name (`from hhx.leaderboard.stage import run`, importlib), as hhx's code does."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _PUBLIC and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:

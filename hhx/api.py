@@ -36,9 +36,6 @@ from hhx.errors import ConfigError, NotSupportedError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["BuildResult", "EvalResult", "LeaderboardResult", "TaskDescription", "build",
-           "describe", "evaluate", "leaderboard", "list_tasks"]
-
 _TASK_SETS = ("all", "baseline", "policy")
 _PLAIN_VALUE = re.compile(r"[\w./:@+~-]*")
 
@@ -140,7 +137,7 @@ def _configured_loggers() -> set[str]:
 
     names: set[str] = set()
     for part in ("job_logging", "hydra_logging"):
-        section = HydraConfig.get().get(part) or {}
+        section: Any = getattr(HydraConfig.get(), part, None) or {}
         names.update(str(k) for k in (section.get("loggers") or {}))
     return names
 
@@ -276,14 +273,15 @@ def _scores(task: str, model: str, result: dict[str, Any]) -> pd.DataFrame:
     return pd.concat([first, metrics], axis=1)
 
 
-def evaluate(task: str = "labor_cps_jobfind", model: Any = "xgboost",
+def evaluate(task: str | None = None, model: Any = None,
              overrides: Sequence[str] | None = None, *, max_examples: int | None = None,
              split: str | None = None, tracking: bool | None = None,
              root: str | Path | None = None) -> EvalResult:
     """`hhx task=<task> model=<model> <overrides>` from Python: predict, score with the official
     scorer, track in MLflow; the same run folder and MLflow run as the command.
 
-    task, model: config names (conf/task, conf/model; `hhx stage=list`). overrides: Hydra override
+    task, model: config names (conf/task, conf/model; `hhx stage=list`; left out: conf/config.yaml's
+    defaults, as on the command line). overrides: Hydra override
     strings exactly as on the command line (`["data.max_examples=20"]`). Conveniences, each one
     override: max_examples -> data.max_examples, split -> data.split, tracking=False ->
     tracking=none, root -> paths.root (data, run folders and the MLflow store). One task and one
@@ -320,7 +318,7 @@ class BuildResult:
     counts: dict[str, Any]  # rows, rows per split, seconds (what the build run logs)
 
 
-def build(task: str = "labor_cps_jobfind", overrides: Sequence[str] | None = None, *,
+def build(task: str | None = None, overrides: Sequence[str] | None = None, *,
           tracking: bool | None = None, root: str | Path | None = None) -> BuildResult:
     """`hhx stage=build task=<task> <overrides>`: the task's table, prompts and splits under
     data.root (the demo's by default), up to date or rebuilt. One task per call."""

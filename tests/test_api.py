@@ -238,7 +238,22 @@ def test_the_same_run_through_the_command_and_the_api_is_the_same(root, tmp_path
     assert len(cli_rec) > 50 and "metric:primary_score" in cli_rec
 
 
+def test_import_hhx_is_light_and_its_leaderboard_is_the_function():
+    code = ("import sys, hhx; names = [hhx.evaluate, hhx.ConfigError]; "
+            "import hhx.leaderboard.stage; assert callable(hhx.leaderboard), hhx.leaderboard; "
+            "print([m for m in ('hydra', 'mlflow', 'pandas', 'omegaconf') if m in sys.modules])")
+    light = ("import sys, hhx; "
+             "print([m for m in ('hydra', 'mlflow', 'pandas', 'omegaconf') if m in sys.modules])")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", light], capture_output=True, text=True, env=env)
+    assert done.stdout.strip() == "[]", done.stderr
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+
+
 def test_leaderboard_returns_its_tables_and_report(root):
+    import hhx.leaderboard.stage  # noqa: F401  (the subpackage bound by name must not shadow it)
+
     board = hhx.leaderboard(overrides=_own(root), n_resamples=200)
     assert board.report.is_file() and board.report.name == "report.html"
     ranks = board.ranks
