@@ -36,7 +36,6 @@ from hhx.errors import ConfigError, NotSupportedError
 if TYPE_CHECKING:
     import pandas as pd
 
-_TASK_SETS = ("all", "baseline", "policy")
 _PLAIN_VALUE = re.compile(r"[\w./:@+~-]*")
 
 
@@ -60,11 +59,13 @@ def _model_override(model: object) -> list[str]:
         return [f"model={model}"]
     raise NotSupportedError(
         f"model={type(model).__name__} object: a Python predictor object is not supported yet; "
-        "give a model config name (hhx.list_tasks() / `hhx stage=list` lists them)")
+        "give a model config name (`hhx stage=list` lists them)")
 
 
 def _task_override(task: object) -> list[str]:
-    if not isinstance(task, str) or "," in task or task in _TASK_SETS:
+    from hhx.app import TASK_SETS
+
+    if not isinstance(task, str) or "," in task or task in TASK_SETS:
         raise ConfigError(
             f"task={task}: the Python API runs one task at a time; loop over the tasks in Python "
             "(hhx.list_tasks()) or run the sweep from the command line with --multirun")
