@@ -6,10 +6,12 @@ Hydra, MLflow or XGBoost; stages import what they need when they run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,6 +39,8 @@ log = logging.getLogger("hhx")
 # conf/ beside the package (working copy) or inside it (a wheel); an absolute path works from any
 # cwd and for both `python -m hhx` and the `hhx` console script.
 CONF_DIR = str(conf_dir())
+CONFIG_NAME = "config"
+VERSION_BASE = "1.3"
 
 # Named sets of tasks: `task=all`, `task=baseline`, `task=policy` (or any comma list); `task=own`:
 # the tasks of one's own task folders (hhx/tasks/own.py; `all` stays the official tasks).
@@ -208,11 +212,38 @@ def interrupted() -> NoReturn:
     os._exit(130)
 
 
+@contextlib.contextmanager
+def run_folder(cfg: Any, sweep: bool) -> Iterator[Path | None]:
+    """Inside a job: stdout also to the run folder's app.log; a folder left with nothing in it
+    (a stage that only printed) removed afterwards. Yields the run folder."""
+    out = run_dir()
+    tee = _Tee(sys.stdout, out / "app.log") if out is not None else None  # a sweep job's own too
+    if tee is not None:
+        sys.stdout = tee
+    try:
+        yield out
+    finally:
+        if tee is not None:
+            sys.stdout = tee.stream
+            tee.close()
+        if not sweep:
+            remove_if_empty(out, Path(str(cfg.paths.runs_dir)) if cfg.get("paths") else None)
+
+
+def run_job(cfg: Any) -> Any:
+    """The job of every run, from the command line (`_job`) or Python (hhx/api.py): the composed
+    config checked, then its stage run (hhx.stages); what the stage returns."""
+    from hhx.config_check import validate_config
+    from hhx.stages import run_stage
+
+    validate_config(cfg)
+    return run_stage(cfg)
+
+
 def _job(cfg: Any) -> float | None:
     """Run one stage; returns the primary score (so Hydra sweepers can optimise it)."""
     from hhx.cli_errors import job_started
-    from hhx.config_check import validate_config
-    from hhx.stages import dispatch
+    from hhx.stages import primary_score
 
     job_started()  # from here on an error is the job's (hhx/cli_errors.py)
 
@@ -224,44 +255,34 @@ def _job(cfg: Any) -> float | None:
         from hhx.sweeps import cell
 
         cell.record_start(cfg)
-    out = run_dir()
-    tee = _Tee(sys.stdout, out / "app.log") if out is not None else None  # a sweep job's own too
-    if tee is not None:
-        sys.stdout = tee
-    try:
-        validate_config(cfg)
-        return dispatch(cfg)
-    except BrokenPipeError:  # output piped into `head`: stop quietly
-        _quiet_exit()
-    except (HhxError, OSError) as exc:
-        # A user error or the machine's (a full disk): one line naming the file, setting or
-        # path and the fix, no traceback.
-        line = str(exc) if isinstance(exc, HhxError) else os_error_line(exc)
-        print(f"hhx: error: {line}", file=sys.stderr)
-        code = exc.exit_code if isinstance(exc, HhxError) else 1
-        if isinstance(exc, HhxError) and exc.exit_now:
-            # Ctrl-C: leave at once; interpreter teardown after litellm or llama.cpp takes seconds
-            # and a generation thread may still run. Everything kept is committed already.
-            logging.shutdown()
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-        if sweep:
+    with run_folder(cfg, sweep):
+        try:
+            return primary_score(run_job(cfg))
+        except BrokenPipeError:  # output piped into `head`: stop quietly
+            _quiet_exit()
+        except (HhxError, OSError) as exc:
+            # A user error or the machine's (a full disk): one line naming the file, setting or
+            # path and the fix, no traceback.
+            line = str(exc) if isinstance(exc, HhxError) else os_error_line(exc)
+            print(f"hhx: error: {line}", file=sys.stderr)
+            code = exc.exit_code if isinstance(exc, HhxError) else 1
+            if isinstance(exc, HhxError) and exc.exit_now:
+                # Ctrl-C: leave at once; interpreter teardown after litellm or llama.cpp takes
+                # seconds and a generation thread may still run. Everything kept is committed.
+                logging.shutdown()
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+            if sweep:
+                cell.record_failure(exc)
+                return None
+            raise SystemExit(code) from None
+        except Exception as exc:
+            if not sweep:
+                raise
+            log.exception("sweep job failed")
             cell.record_failure(exc)
             return None
-        raise SystemExit(code) from None
-    except Exception as exc:
-        if not sweep:
-            raise
-        log.exception("sweep job failed")
-        cell.record_failure(exc)
-        return None
-    finally:
-        if tee is not None:
-            sys.stdout = tee.stream
-            tee.close()
-        if not sweep:
-            remove_if_empty(out, Path(str(cfg.paths.runs_dir)) if cfg.get("paths") else None)
 
 
 # Hydra composes the whole config once only to read `hydra.mode` (Hydra.get_mode), then again to
@@ -278,7 +299,7 @@ def _mode_is_default(hydra_app: Any, config_name: str | None, overrides: list[st
         return False
     path = hydra_app.config_loader.get_search_path().get_path()
     main = [e.path for e in path if e.provider == "main"]
-    return (config_name == "config" and main == [CONF_DIR]
+    return (config_name == CONFIG_NAME and main == [CONF_DIR]
             and all(e.provider in _OWN_PROVIDERS for e in path))
 
 
@@ -298,10 +319,10 @@ def _skip_mode_probe() -> None:
     Hydra.get_mode = get_mode  # type: ignore[method-assign]
 
 
-def _hydra_main() -> float | None:
+def hydra_setup() -> None:
+    """What every run needs before Hydra composes: hhx's schemas and resolvers, the start-up
+    shortcut, one-line composition errors. Idempotent (the Python API calls it per run)."""
     import warnings
-
-    import hydra
 
     from hhx import cli_errors
     from hhx.config import register_configs
@@ -319,8 +340,45 @@ def _hydra_main() -> float | None:
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
     _skip_mode_probe()
     cli_errors.install()  # a command Hydra cannot compose: one line with "did you mean"
-    entry = hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")(_job)
+
+
+def _hydra_main() -> float | None:
+    import hydra
+
+    hydra_setup()
+    entry = hydra.main(version_base=VERSION_BASE, config_path=CONF_DIR,
+                       config_name=CONFIG_NAME)(_job)
     return entry()
+
+
+def run_one(overrides: list[str], task_function: Callable[[Any], Any]) -> Any:
+    """One run (not a sweep) of `overrides` through Hydra's own steps, exactly as `hydra.main`
+    takes `hhx <overrides>` with the mode probe skipped (`_run_hydra` -> `Hydra.run` ->
+    `run_job`): the same config search path and job name (from `_job`), the same `hydra.mode=RUN`,
+    so the same composed config, run folder, `.hydra/` files and job logging; returns what
+    `task_function` returned (its exception re-raised). Hydra's global state is cleared after."""
+    from hydra import version
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import (
+        create_automatic_config_search_path,
+        detect_calling_file_or_module_from_task_function,
+        detect_task_name,
+    )
+    from hydra.core.global_hydra import GlobalHydra
+
+    hydra_setup()
+    version.setbase(VERSION_BASE)
+    calling_file, calling_module = detect_calling_file_or_module_from_task_function(_job)
+    task_name = detect_task_name(calling_file, calling_module)
+    search_path = create_automatic_config_search_path(calling_file, calling_module, CONF_DIR)
+    GlobalHydra.instance().clear()
+    try:
+        app = Hydra.create_main_hydra2(task_name=task_name, config_search_path=search_path)
+        ret = app.run(config_name=CONFIG_NAME, task_function=task_function,
+                      overrides=[*overrides, "hydra.mode=RUN"])
+        return ret.return_value
+    finally:
+        GlobalHydra.instance().clear()
 
 
 def main() -> float | None:

@@ -24,7 +24,7 @@ from typing import Any
 from hhx.cli_help import config_groups
 from hhx.paths import conf_dir
 
-_state = {"job_started": False}
+_state: dict[str, Any] = {"job_started": False, "args": None}
 
 
 def job_started() -> None:
@@ -33,7 +33,8 @@ def job_started() -> None:
 
 
 def _argv() -> list[str]:
-    return sys.argv[1:]
+    args = _state["args"]  # the Python API's overrides (`given_line`), else the command line
+    return list(args) if args is not None else sys.argv[1:]
 
 
 def _given(key: str) -> str | None:
@@ -125,6 +126,16 @@ def _one_line(text: object) -> str:
 def error_line(exc: BaseException) -> str:
     """One line for a Hydra/OmegaConf error raised while composing the command's config."""
     return _line(exc).removeprefix("hhx: error: ")  # hhx's own launchers word theirs already
+
+
+def given_line(exc: BaseException, args: list[str]) -> str:
+    """`error_line` for a config composed from `args` rather than the command line (the Python
+    API, hhx/api.py): the same one line the command `hhx <args>` prints after "hhx: error: "."""
+    _state["args"] = list(args)
+    try:
+        return error_line(exc)
+    finally:
+        _state["args"] = None
 
 
 def _line(exc: BaseException) -> str:

@@ -22,6 +22,10 @@ class PredictorError(HhxError):
     """A predictor cannot run (bad credentials, unreachable server, missing weights...)."""
 
 
+class NotSupportedError(HhxError, NotImplementedError):
+    """Asked of hhx but not (yet) something it does; the line says what to do instead."""
+
+
 class Interrupted(HhxError):
     """The user pressed Ctrl-C: what is kept and how to resume, in one line."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from omegaconf import DictConfig
 
@@ -25,12 +26,26 @@ def _in_sweep() -> bool:
 
 
 def dispatch(cfg: DictConfig) -> float | None:
+    """Run the stage; its primary score (what Hydra's sweepers optimise), else None."""
+    return primary_score(run_stage(cfg))
+
+
+def primary_score(result: Any) -> float | None:
+    """A stage's primary score from what its `run` returned, else None."""
+    if isinstance(result, dict):
+        score = result.get("primary_score")
+        return float(score) if isinstance(score, (int, float)) else None
+    return None
+
+
+def run_stage(cfg: DictConfig) -> Any:
+    """Run the stage `cfg.stage` names; what its `run` returns (the Python API reads it whole)."""
     stage = enum_text(cfg.stage)
     if stage == "evaluate" and not _in_sweep() and (
             cfg.get("dry_run") or (cfg.get("sweep") or {}).get("dry_run")):
         from hhx.sweeps.dryrun import run_single
 
-        return run_single(cfg)["primary_score"]  # one cell priced; nothing built or sent
+        return run_single(cfg)  # one cell priced; nothing built or sent
     if stage == "evaluate" and not _in_sweep():
         from hhx.predictors.base import preflight
 
@@ -38,8 +53,4 @@ def dispatch(cfg: DictConfig) -> float | None:
     module = importlib.import_module(STAGES[stage])
     if not getattr(module, "RESUMES_GC", False):  # an evaluate resumes once its run is open
         resume_gc()  # start-up is over (hhx/startup.py)
-    result = module.run(cfg)
-    if isinstance(result, dict):
-        score = result.get("primary_score")
-        return float(score) if isinstance(score, (int, float)) else None
-    return None
+    return module.run(cfg)
