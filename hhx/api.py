@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hhx.errors import ConfigError, NotSupportedError
+from hhx.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,14 +52,19 @@ def _quoted(value: object) -> str:
 
 
 def _model_override(model: object) -> list[str]:
-    """`model=` as overrides: a config name (conf/model/<name>.yaml). A Python object (your own
-    predictor instance or a `predict(rows)` function) is the custom-predictor backend's: to be
-    wired here (`model=custom model.target=<registered target>`)."""
+    """`model=` as overrides: a config name (conf/model/<name>.yaml), or a Python object of your
+    own -- a Predictor instance or class, a `predict(rows)` function, a scikit-learn estimator --
+    registered in this process and run by the custom backend (`model=custom
+    model.target=registered:<name>`, hhx/predictors/custom.py). Its name is the object's `name`
+    attribute where it has one (the Predictor protocol's), else its class's or function's name;
+    `overrides=["model.name=..."]` gives another."""
     if isinstance(model, str):
         return [f"model={model}"]
-    raise NotSupportedError(
-        f"model={type(model).__name__} object: a Python predictor object is not supported yet; "
-        "give a model config name (`hhx stage=list` lists them)")
+    from hhx.predictors.custom import register_instance
+
+    name = getattr(model, "name", None)
+    target = register_instance(model, name if isinstance(name, str) and name else None)
+    return ["model=custom", f"model.target={target}"]
 
 
 def _task_override(task: object) -> list[str]:
@@ -210,7 +215,9 @@ def _run(overrides: list[str], *, capture: io.StringIO | None = None) -> _Job:
         if capture is not None:
             sys.stdout = capture
         try:
-            result: _Job = app.run_one(overrides, job)
+            # `task_path=[...]` (own task folders) as the command takes it: HHX_TASK_PATH and
+            # Hydra's search path (hhx/tasks/own.py)
+            result: _Job = app.run_one(app.own_task_args(list(overrides)), job)
             return result
         except (HydraException, OmegaConfBaseException) as exc:
             if started:

@@ -159,13 +159,53 @@ def test_a_bad_setting_raises_config_error_with_the_commands_line(root, kwargs, 
     assert proc.stderr.strip() == f"hhx: error: {info.value}"
 
 
-def test_sweeps_and_python_models_are_refused_in_one_clear_line(root):
+def test_sweeps_are_refused_in_one_clear_line(root):
     with pytest.raises(hhx.ConfigError, match="one task at a time.*--multirun"):
         hhx.evaluate(task="all", model="no_change", overrides=_own(root))
     with pytest.raises(hhx.ConfigError, match="not a sweep"):
         hhx.evaluate(task=TASK, model="no_change", overrides=["--multirun"])
-    with pytest.raises(NotImplementedError, match="Python predictor object"):
-        hhx.evaluate(task=TASK, model=lambda rows: ["employed"] * len(rows))
+
+
+class RidgeOfMine:
+    """A user's own predictor, defined where they work (a notebook): the Predictor protocol
+    with a scikit-learn model on the task's features."""
+
+    name = "ridge_of_mine"
+
+    def fit(self, task):
+        from sklearn.linear_model import Ridge, RidgeClassifier
+
+        from hhx.predictors.features import TaskFeatures
+
+        self.data = TaskFeatures(task, one_hot=True, impute=True)
+        x, y = self.data.train()
+        self.models = {o.name: (RidgeClassifier if o.kind == "categorical" else Ridge)().fit(
+            x, y[o.name]) for o in self.data.outputs}
+        return self
+
+    def predict(self, task, examples):
+        x = self.data.features(examples)
+        return self.data.rows(examples, {n: m.predict(x) for n, m in self.models.items()})
+
+
+def test_your_own_python_objects_are_evaluated_tracked_and_named(root):
+    """hhx.evaluate(model=obj): an object of one's own (the custom backend, registered in the
+    process) on two tasks, tracked like any model; a plain function answering the no-change
+    answer scores exactly what no-change scores."""
+    for task in (TASK, OTHER):
+        run = hhx.evaluate(task=task, model=RidgeOfMine(), overrides=[*_own(root), *SMALL])
+        assert run.model == "ridge_of_mine" and run.primary_score is not None
+        tags = mlflow.MlflowClient(_store(root)).get_run(run.run_id).data.tags
+        assert tags["hhx.backend"] == "custom" and tags["hhx.model"] == "ridge_of_mine"
+        assert len(run.details) == 20
+
+    def repeat_last(rows):
+        return [json.loads(v) for v in rows["naive_baseline"]]
+
+    mine = hhx.evaluate(task=TASK, model=repeat_last, overrides=[*_own(root), *SMALL])
+    base = hhx.evaluate(task=TASK, model="no_change", overrides=[*_own(root), *SMALL])
+    assert mine.model == "repeat_last"
+    assert mine.primary_score == pytest.approx(base.primary_score)
 
 
 def test_list_tasks_and_describe(root):
@@ -257,7 +297,7 @@ def test_leaderboard_returns_its_tables_and_report(root):
     board = hhx.leaderboard(overrides=_own(root), n_resamples=200)
     assert board.report.is_file() and board.report.name == "report.html"
     ranks = board.ranks
-    assert {"no_change", "xgboost"} <= set(ranks["model"])
+    assert {"no_change", "xgboost", "ridge_of_mine"} <= set(ranks["model"])
     assert ranks["avg_rank"].between(1, len(ranks)).all()
     pd.testing.assert_frame_equal(ranks, pd.read_csv(board.output_dir / "leaderboard.csv"))
     assert {TASK, OTHER} <= set(board.matrix.columns)
