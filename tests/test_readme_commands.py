@@ -18,7 +18,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import open_dict
 
-from hhx.app import expand_task_sets
+from hhx.app import expand_task_sets, own_task_args
 from hhx.config import register_configs
 from hhx.config_check import validate_config
 from hhx.paths import conf_dir, register_resolvers
@@ -39,10 +39,13 @@ def readme_commands() -> list[str]:
 
 
 def first_job(command: str) -> list[str]:
+    command = command.replace("$PWD", str(README.parent))  # the README's commands run from the root
     args = shlex.split(re.sub(r"<[^>]*>", "x", command))
     if "--cfg" in args:  # `--cfg hydra|job …`: the value is not an override
         del args[args.index("--cfg"):args.index("--cfg") + 2]
-    args = [a for a in expand_task_sets(args) if not a.startswith("-")]
+    # `task_path=[...]` (own task folders) as the command takes it: off the line, into Hydra's
+    # search path (and HHX_TASK_PATH, restored by the test)
+    args = [a for a in expand_task_sets(own_task_args(args)) if not a.startswith("-")]
     out = []
     for override in OverridesParser.create().parse_overrides(args):
         if override.is_sweep_override():
@@ -61,7 +64,10 @@ def test_the_readme_shows_its_commands():
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_a_readme_command_composes_and_passes_the_settings_check(command):
+def test_a_readme_command_composes_and_passes_the_settings_check(command, monkeypatch):
+    from hhx.tasks.own import ENV
+
+    monkeypatch.setenv(ENV, "")  # a task path a command sets ends with the test
     register_configs()
     register_resolvers()
     register_sweep_resolvers()
