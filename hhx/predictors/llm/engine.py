@@ -34,7 +34,7 @@ from typing import Any, Protocol, cast
 
 from hhx.errors import HhxError, Interrupted, PredictorError
 from hhx.predictors.llm.cache import ResponseCache, StorageFull
-from hhx.predictors.llm.cost import Budget, Prices
+from hhx.predictors.llm.cost import Budget
 from hhx.predictors.llm.deadline import within
 from hhx.predictors.llm.plan import Call
 from hhx.predictors.llm.progress import INTERVAL_S, Progress
@@ -42,8 +42,11 @@ from hhx.predictors.llm.settings import NO_KEY, LLMSettings
 from hhx.predictors.llm.stats import RunStats
 from hhx.predictors.llm.transport import (
     RETRYABLE,
+    AsyncTransport,
+    BatchTransport,
     RateLimiter,
     Response,
+    Transport,
     TransportError,
     backoff_delay,
     fix_for_request_error,
@@ -54,32 +57,6 @@ log = logging.getLogger(__name__)
 DEFERRED = object()  # the call is being answered by another process: come back later
 FIRST_FAILURES_STOP = 3  # calls given up before anything ever answered: the endpoint is broken
 POLL_S = 0.25  # how often a call another process is sending is looked up
-
-
-class _TransportCommon(Protocol):
-    backend: str
-    prices: Prices
-    batch: bool  # True: calls go through send_batch in chunks of max_concurrency
-    cancellable: bool  # True: the engine may enforce timeout_s by cancelling `send`
-    endpoint: str  # what the stop messages name: a URL, a host, a weights file
-
-    def identity(self) -> dict[str, Any]: ...
-
-
-class AsyncTransport(_TransportCommon, Protocol):
-    """A backend answering one request at a time, concurrently (litellm, a llama.cpp server)."""
-
-    async def send(self, call: Call) -> Response: ...
-
-
-class BatchTransport(_TransportCommon, Protocol):
-    """A backend answering a batch in one call (vLLM, transformers); sets `batch = True`."""
-
-    def send_batch(self, calls: Sequence[Call]) -> list[Response | TransportError]: ...
-
-
-# A backend implements one of the two; `batch` says which.
-Transport = AsyncTransport | BatchTransport
 
 
 class RetryPolicy(Protocol):

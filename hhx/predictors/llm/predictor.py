@@ -19,13 +19,13 @@ from hhx.io import write_json_atomic
 from hhx.predictors.llm.aggregation import aggregate
 from hhx.predictors.llm.cache import CACHE_FILE, ResponseCache
 from hhx.predictors.llm.cost import Budget
-from hhx.predictors.llm.engine import Engine, Outcome, Transport
+from hhx.predictors.llm.engine import Engine, Outcome
 from hhx.predictors.llm.plan import Call, plan_calls, with_budget
 from hhx.predictors.llm.prompt_variants import OFFICIAL, PromptVariant, variant_messages
 from hhx.predictors.llm.schema import answer_schema, answer_tokens
 from hhx.predictors.llm.settings import LLMSettings
 from hhx.predictors.llm.stats import RunStats
-from hhx.predictors.llm.transport import Choice, Response
+from hhx.predictors.llm.transport import Choice, Response, Transport
 from hhx.predictors.protocol import PredictionRow
 from hhx.scoring.parser import AnswerSpec, ParseResult, answer_spec, parse_answer
 

@@ -14,9 +14,13 @@ import email.utils
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from hhx.predictors.llm.cost import Prices
+    from hhx.predictors.llm.plan import Call
 
 RETRYABLE = frozenset(
     {"rate_limited", "server_error", "timeout", "connection_error", "malformed_response"}
@@ -185,6 +189,36 @@ def backoff_delay(
     if retry_after is not None:
         delay = max(delay, retry_after)
     return delay
+
+
+# --------------------------------------------------------------------------------------------
+# What a backend implements (the engine drives it)
+
+
+class _TransportCommon(Protocol):
+    backend: str
+    prices: Prices
+    batch: bool  # True: calls go through send_batch in chunks of max_concurrency
+    cancellable: bool  # True: the engine may enforce timeout_s by cancelling `send`
+    endpoint: str  # what the stop messages name: a URL, a host, a weights file
+
+    def identity(self) -> dict[str, Any]: ...
+
+
+class AsyncTransport(_TransportCommon, Protocol):
+    """A backend answering one request at a time, concurrently (litellm, a llama.cpp server)."""
+
+    async def send(self, call: Call) -> Response: ...
+
+
+class BatchTransport(_TransportCommon, Protocol):
+    """A backend answering a batch in one call (vLLM, transformers); sets `batch = True`."""
+
+    def send_batch(self, calls: Sequence[Call]) -> list[Response | TransportError]: ...
+
+
+# A backend implements one of the two; `batch` says which.
+Transport = AsyncTransport | BatchTransport
 
 
 class RateLimiter:
