@@ -18,15 +18,13 @@ from hhx.config import TaskConfig
 from hhx.tasks.context import BuildContext
 from hhx.tasks.cps.common import (
     CPS_SYSTEM_PROMPT,
-    LF_QUESTION_DEFINITIONS,
     NILF_CODES,
     adjacent_month_base,
     apply_filters,
-    background_paragraph,
     finish_table,
-    macro_paragraph,
     status_rows,
 )
+from hhx.tasks.cps.prompt_text import LF_QUESTION_DEFINITIONS, background_paragraph, macro_paragraph
 from hhx.tasks.prompting import month_note, response_instruction
 
 TASK = "labor_my_reentry"

@@ -30,8 +30,8 @@ from hhx.tasks.cps.common import (
     apply_filters,
     labels_as_text,
     mask,
-    optional_text,
 )
+from hhx.tasks.cps.prompt_text import optional_text
 from hhx.tasks.prompting import month_note
 
 FIVE_YEAR = "five_year_lookback_1984_1992"

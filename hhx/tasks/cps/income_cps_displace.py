@@ -34,20 +34,17 @@ from hhx.tasks.contract import PromptRules
 from hhx.tasks.cps.common import (
     COMMON_PREDICTORS,
     EMPLOYED_CODES,
-    Background,
     apply_filters,
     bounded,
     common_predictors,
     covered_quarters,
     finish_table,
-    macro_paragraph,
     mask,
     month_text,
-    number,
     origin_q_index,
-    whole,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, displaced_workers, job_loss_sentences
+from hhx.tasks.cps.prompt_text import Background, macro_paragraph, number, whole
 from hhx.tasks.prompting import CLOSING_NO_DOLLAR, format_dollars, response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:

@@ -29,18 +29,16 @@ from hhx.tasks.cps.common import (
     CPS_SYSTEM_PROMPT,
     LF_CODES,
     apply_filters,
-    background_paragraph,
     common_predictors,
     covered_quarters,
     finish_table,
     lf_status,
-    macro_paragraph,
     mask,
     month_text,
     origin_q_index,
-    text,
 )
 from hhx.tasks.cps.dws import DW_PREDICTORS, check_labels, displaced_workers, job_loss_sentences
+from hhx.tasks.cps.prompt_text import background_paragraph, macro_paragraph, text
 from hhx.tasks.prompting import response_instruction
 
 # Publication order of the rows: the official script's sort keys (facts and source:

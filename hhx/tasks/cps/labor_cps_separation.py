@@ -26,21 +26,23 @@ from hhx.config import TaskConfig
 from hhx.tasks.context import BuildContext
 from hhx.tasks.cps.common import (
     CPS_SYSTEM_PROMPT,
-    CURRENT_EMPLOYER_PHRASE,
     EMPLOYED_CODES,
-    LF_QUESTION_DEFINITIONS,
     adjacent_month_base,
     apply_filters,
-    background_paragraph,
     bounded,
     finish_table,
-    hours_text,
     labels_as_text,
+    status_rows,
+)
+from hhx.tasks.cps.prompt_text import (
+    CURRENT_EMPLOYER_PHRASE,
+    LF_QUESTION_DEFINITIONS,
+    background_paragraph,
+    hours_text,
     macro_paragraph,
     number,
     optional_text,
     pick,
-    status_rows,
 )
 from hhx.tasks.prompting import month_note, response_instruction
 
