@@ -172,28 +172,17 @@ def score_task(
         except ScoringError as exc:
             raise ScoringError(f"{exc} (gold row {index}, key {example!r})", side="gold") from None
 
-        raw: Any = None
-        parsed: list | None = None
-        was_repaired = False
         pred_row = predictions.get(example)
         if pred_row is None:
             error: str | None = (
                 "time_mismatch" if on_time and str(gold.get("id")) in predicted_ids
                 else "missing_prediction")
+            raw, parsed, was_repaired = None, None, False
         else:
             matched.add(example)
-            try:
-                raw = raw_prediction(pred_row, prediction_field)
-            except ValueError as exc:
-                error = str(exc)
-            else:
-                result = parse_answer(spec, raw, repair_number_formatting=repair_number_formatting,
-                                      repair_distribution_nesting=repair_distribution_nesting)
-                error, parsed, was_repaired = result.error, result.value, result.repaired
-                if result.valid:
-                    error = None
-                elif error is None:
-                    error = "parse_failed"
+            error, raw, parsed, was_repaired = _judge(
+                spec, pred_row, prediction_field, repair_number_formatting,
+                repair_distribution_nesting)
 
         if error is None:
             assert parsed is not None
@@ -227,28 +216,49 @@ def score_task(
             f"{spec.task}: {exc}: the no-change baseline is exact on every valid row for this "
             "field, so RelMAE is undefined and the task cannot be scored") from None
 
-    total = len(gold_rows)
-    extra = sorted(set(predictions) - matched)
-    out: dict[str, Any] = {
-        "task": spec.task,
-        "mode": _mode(task),
-        "num_examples": total,
-        "num_predictions": len(pred_rows),
-        "num_valid": len(valid_preds),
-        "num_invalid": total - len(valid_preds),
-        "num_repaired": repaired,
-        "valid_response_rate": len(valid_preds) / total if total else 0.0,
-        "coverage_rate": len(matched) / total if total else 0.0,
-        "num_extra_predictions": len(extra),
-        "extra_prediction_ids": extra,
-        "error_counts": dict(errors),
-        "valid_example_ids": valid_ids,
-        "invalid_examples": invalid,
-        "metrics": metrics,
-    }
+    out = _counts(task, spec.task, gold_rows, pred_rows, predictions, matched, valid_ids,
+                  repaired)
+    out.update({"error_counts": dict(errors), "valid_example_ids": valid_ids,
+                "invalid_examples": invalid, "metrics": metrics})
     if include_details:
         out["details"] = details
     return out
+
+
+def _judge(spec: Any, pred_row: dict[str, Any], prediction_field: str | None,
+           repair_number_formatting: bool, repair_distribution_nesting: bool,
+           ) -> tuple[str | None, Any, list | None, bool]:
+    """One prediction read and parsed strictly: (error or None, raw text, parsed answer,
+    repaired)."""
+    try:
+        raw = raw_prediction(pred_row, prediction_field)
+    except ValueError as exc:
+        return str(exc), None, None, False
+    result = parse_answer(spec, raw, repair_number_formatting=repair_number_formatting,
+                          repair_distribution_nesting=repair_distribution_nesting)
+    error = None if result.valid else (result.error if result.error is not None else "parse_failed")
+    return error, raw, result.value, result.repaired
+
+
+def _counts(task: Any, name: str, gold_rows: list[dict[str, Any]],
+            pred_rows: list[dict[str, Any]], predictions: dict[str, Any], matched: set[str],
+            valid_ids: list[str], repaired: int) -> dict[str, Any]:
+    """The result's head: counts and rates, in the reference's key order."""
+    total = len(gold_rows)
+    extra = sorted(set(predictions) - matched)
+    return {
+        "task": name,
+        "mode": _mode(task),
+        "num_examples": total,
+        "num_predictions": len(pred_rows),
+        "num_valid": len(valid_ids),
+        "num_invalid": total - len(valid_ids),
+        "num_repaired": repaired,
+        "valid_response_rate": len(valid_ids) / total if total else 0.0,
+        "coverage_rate": len(matched) / total if total else 0.0,
+        "num_extra_predictions": len(extra),
+        "extra_prediction_ids": extra,
+    }
 
 
 def _mode(task: Any) -> str:
