@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -178,39 +179,16 @@ def compute(
     bar = bootstrap_bar(len(tds), settings.n_resamples)
     for name, td in tds.items():
         sizes = example_set_sizes(td)
-        partial = {m: k for m, k in sizes.items() if k != td.n}
-        if partial:
-            notes.append(f"{name}: runs were evaluated on different examples ("
-                         + ", ".join(f"{m}: {k} of {td.n}" for m, k in sorted(partial.items()))
-                         + f"; {td.n} = every example any run of the task was evaluated on); "
-                         "their scores are marked and come from other rows, so they rank only "
-                         "roughly against the others; comparisons use rows valid for both")
+        notes += _partial_note(name, td.n, sizes)
         derived_cells += [(m, name) for m in sorted(td.derived)]
         tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb, bar)
         boots[name] = tb
-        lo, hi = percentile_interval(tb.draws, settings.confidence)
-        for j, m in enumerate(td.models):
-            per = model_point(td, m)
-            note = _check_logged(td, m, tb.point[m])
-            if note:
-                unlogged.append(note)
-            if tb.undefined[m]:
-                undefined.append(f"{m} x {name} ({tb.undefined[m]})")
-            run = td.runs.get(m)
-            rows.append({
-                "task": name, "mode": td.mode, "target_type": td.target_type,
-                "metric": official(td.target_type).name, "model": m, "backend": td.backends[m],
-                "score": tb.point[m], "ci_lo": float(lo[j]), "ci_hi": float(hi[j]),
-                **_run_figures(td, m),
-                "n_task_examples": td.n, "same_examples": sizes.get(m, td.n) == td.n,
-                "logged_primary_score": (run.metrics.get("primary_score", np.nan)
-                                         if run else np.nan),
-                "source": run.source if run else "derived from naive_baseline",
-                "url": run.url if run else None,
-            })
-            for key, value in per.items():
-                if key != "primary":
-                    target_rows.append({"task": name, "model": m, "metric": key, "value": value})
+        task_rows, task_targets, task_unlogged, task_undefined = _task_rows(
+            name, td, tb, sizes, settings.confidence)
+        rows += task_rows
+        target_rows += task_targets
+        unlogged += task_unlogged
+        undefined += task_undefined
     bar.close()
     if derived_cells:
         notes.append(derived_note(derived_cells))
@@ -229,14 +207,7 @@ def compute(
     models = list(matrix.index)
     comparisons = _comparisons(tds, boots, settings.confidence)
     summary = _summary(tds, boots, models, settings.confidence)
-    board = leaderboard_table(matrix, list(boots.values()), higher, settings.confidence)
-    backends = task_metrics.drop_duplicates("model").set_index("model")["backend"]
-    board.insert(1, "backend", board["model"].map(backends))
-    for kind in TYPES:
-        part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
-        board[official(kind).name] = board["model"].map(part.set_index("model")["mean"])
-    board = _mark_examples(board, task_metrics)
-    summary["same_examples"] = summary["model"].map(board.set_index("model")["same_examples"])
+    board = _board(matrix, boots, higher, settings.confidence, task_metrics, summary)
     board["synthetic"] = selection.synthetic
     incomplete = board.loc[~board["complete"], "model"].tolist()
     if incomplete:
@@ -269,6 +240,64 @@ def compute(
         notes=notes,
         own_tasks=own,
     )
+
+
+def _partial_note(name: str, n: int, sizes: dict[str, int]) -> list[str]:
+    """A note when the task's runs were evaluated on different examples (none when not)."""
+    partial = {m: k for m, k in sizes.items() if k != n}
+    if not partial:
+        return []
+    return [f"{name}: runs were evaluated on different examples ("
+            + ", ".join(f"{m}: {k} of {n}" for m, k in sorted(partial.items()))
+            + f"; {n} = every example any run of the task was evaluated on); "
+            "their scores are marked and come from other rows, so they rank only "
+            "roughly against the others; comparisons use rows valid for both"]
+
+
+def _task_rows(name: str, td: TaskData, tb: TaskBootstrap, sizes: dict[str, int], confidence: float,
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str], list[str]]:
+    """One task's rows of task_metrics and of the per-target table, with the runs whose logged
+    score could not be cross-checked and the models whose metric some resamples left undefined."""
+    rows, target_rows, unlogged, undefined = [], [], [], []
+    lo, hi = percentile_interval(tb.draws, confidence)
+    for j, m in enumerate(td.models):
+        per = model_point(td, m)
+        note = _check_logged(td, m, tb.point[m])
+        if note:
+            unlogged.append(note)
+        if tb.undefined[m]:
+            undefined.append(f"{m} x {name} ({tb.undefined[m]})")
+        run = td.runs.get(m)
+        rows.append({
+            "task": name, "mode": td.mode, "target_type": td.target_type,
+            "metric": official(td.target_type).name, "model": m, "backend": td.backends[m],
+            "score": tb.point[m], "ci_lo": float(lo[j]), "ci_hi": float(hi[j]),
+            **_run_figures(td, m),
+            "n_task_examples": td.n, "same_examples": sizes.get(m, td.n) == td.n,
+            "logged_primary_score": (run.metrics.get("primary_score", np.nan)
+                                     if run else np.nan),
+            "source": run.source if run else "derived from naive_baseline",
+            "url": run.url if run else None,
+        })
+        for key, value in per.items():
+            if key != "primary":
+                target_rows.append({"task": name, "model": m, "metric": key, "value": value})
+    return rows, target_rows, unlogged, undefined
+
+
+def _board(matrix: pd.DataFrame, boots: dict[str, TaskBootstrap], higher: dict[str, bool],
+           confidence: float, task_metrics: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard table: average ranks, each model's backend and per-type mean scores, and
+    whether it was evaluated on the same examples (also marked in `summary`)."""
+    board = leaderboard_table(matrix, list(boots.values()), higher, confidence)
+    backends = task_metrics.drop_duplicates("model").set_index("model")["backend"]
+    board.insert(1, "backend", board["model"].map(backends))
+    for kind in TYPES:
+        part = summary[(summary["target_type"] == kind) & (summary["group"] == "all")]
+        board[official(kind).name] = board["model"].map(part.set_index("model")["mean"])
+    board = _mark_examples(board, task_metrics)
+    summary["same_examples"] = summary["model"].map(board.set_index("model")["same_examples"])
+    return board
 
 
 def own_tasks(selection: Selection) -> list[str]:

@@ -195,17 +195,9 @@ def score_task(
         else:
             errors[error] += 1
             invalid.append({"id": example, "error": error})
-        if include_details:  # exactly the reference's keys, in its order
-            details.append({
-                "id": example,
-                "valid": error is None,
-                "raw_prediction": raw,
-                "parsed_prediction": _as_record(spec, parsed),
-                "reference": _as_record(spec, reference),
-                "naive_baseline": _as_record(spec, naive),
-                "error": error,
-                "repaired": was_repaired,
-            })
+        if include_details:
+            details.append(_detail(spec, example, error, raw, parsed, reference, naive,
+                                   was_repaired))
 
     try:
         metrics = compute_metrics(spec, valid_preds, valid_refs, valid_naives if numeric else None)
@@ -238,6 +230,21 @@ def _judge(spec: Any, pred_row: dict[str, Any], prediction_field: str | None,
                           repair_distribution_nesting=repair_distribution_nesting)
     error = None if result.valid else (result.error if result.error is not None else "parse_failed")
     return error, raw, result.value, result.repaired
+
+
+def _detail(spec: Any, example: str, error: str | None, raw: Any, parsed: list | None,
+            reference: list, naive: list | None, repaired: bool) -> dict[str, Any]:
+    """One example's details row: exactly the reference's keys, in its order."""
+    return {
+        "id": example,
+        "valid": error is None,
+        "raw_prediction": raw,
+        "parsed_prediction": _as_record(spec, parsed),
+        "reference": _as_record(spec, reference),
+        "naive_baseline": _as_record(spec, naive),
+        "error": error,
+        "repaired": repaired,
+    }
 
 
 def _counts(task: Any, name: str, gold_rows: list[dict[str, Any]],
