@@ -248,18 +248,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     ctx.intermediate_path(INTERMEDIATE, [*KEY_COLUMNS, *PREDICTOR_COLUMNS])
     policy = policy_panel(ctx)
     covered = covered_quarters(ctx.macro_context)
-    months = ctx.intermediate(INTERMEDIATE, columns=["YEAR", "MONTH"])
-    ym = months["YEAR"].to_numpy(dtype=np.int64, na_value=0) * 12 + months["MONTH"].to_numpy(
-        dtype=np.int64, na_value=0
-    )
-    scan = np.flatnonzero((ym >= FIRST) & (ym <= LAST + 1))  # baselines and their next month
-    steps = [{"step": "person-month records", "rows": len(months), "dropped": 0}]
-    del months, ym
-    keys = ctx.intermediate(INTERMEDIATE, columns=KEY_COLUMNS, rows=scan).reset_index(drop=True)
-    linked = link_months(keys, 1, ADJACENT_MONTH, positive_id=True, require=(),
-                         target_columns=("EMPSTAT", "MISH", "release_date",
-                                         "release_date_source"))  # fmt: skip
-    del keys
+    linked, scan, steps = _linked_months(ctx)
     bym = linked["YEAR"].astype("int64") * 12 + linked["MONTH"].astype("int64")
     dur = pd.to_numeric(linked["DURUNEMP"], errors="coerce")
     keep = np.ones(len(linked), dtype=bool)
@@ -332,6 +321,33 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     kept, pred = base.iloc[rows], predictors.iloc[rows]
     if pred["famsize"].isna().any():
         raise DataError(f"{TASK}: FAMSIZE above 99 in an eligible row; the reference stops here")
+    ui_weeks = {"regular_ui_weeks": reg, "extension_ui_weeks": ext, "maximum_ui_weeks": top}
+    return _publish(ctx, kept, pred, rows, occupation, industry, ui_weeks, origin, weight, steps)
+
+
+def _linked_months(ctx: BuildContext) -> tuple[pd.DataFrame, np.ndarray, list[dict[str, Any]]]:
+    """The baseline months' records (and their next month's) linked to month t+1: the linked
+    frame, the positions read, and the first step of the filter log."""
+    months = ctx.intermediate(INTERMEDIATE, columns=["YEAR", "MONTH"])
+    ym = months["YEAR"].to_numpy(dtype=np.int64, na_value=0) * 12 + months["MONTH"].to_numpy(
+        dtype=np.int64, na_value=0
+    )
+    scan = np.flatnonzero((ym >= FIRST) & (ym <= LAST + 1))  # baselines and their next month
+    steps: list[dict[str, Any]] = [
+        {"step": "person-month records", "rows": len(months), "dropped": 0}]
+    del months, ym
+    keys = ctx.intermediate(INTERMEDIATE, columns=KEY_COLUMNS, rows=scan).reset_index(drop=True)
+    linked = link_months(keys, 1, ADJACENT_MONTH, positive_id=True, require=(),
+                         target_columns=("EMPSTAT", "MISH", "release_date",
+                                         "release_date_source"))  # fmt: skip
+    return linked, scan, steps
+
+
+def _publish(ctx: BuildContext, kept: pd.DataFrame, pred: pd.DataFrame, rows: np.ndarray,
+             occupation: pd.Series, industry: pd.Series, ui_weeks: dict[str, pd.Series],
+             origin: pd.Series, weight: pd.Series, steps: list[dict[str, Any]]) -> pd.DataFrame:
+    """The eligible rows as the task's table: public columns in order, macro context, the
+    internal columns, then the shared finish (sort, checks, filter log)."""
     why = kept["WHYUNEMP"].astype("int64")
     table = pd.DataFrame(
         {
@@ -348,9 +364,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             "search_layoff_status": why.map(SEARCH_STATUS),
             "last_job_occupation": occupation.iloc[rows],
             "last_job_industry": industry.iloc[rows],
-            "regular_ui_weeks": reg.iloc[rows].astype("float64"),
-            "extension_ui_weeks": ext.iloc[rows].astype("float64"),
-            "maximum_ui_weeks": top.iloc[rows].astype("float64"),
+            **{name: weeks.iloc[rows].astype("float64") for name, weeks in ui_weeks.items()},
         }
     )
     table = attach_macro_context(table, origin.iloc[rows], ctx.macro_context)
@@ -360,8 +374,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     table["_analysis_weight"] = weight.iloc[rows].astype("float64")
     table["_paper_universe"] = (table["durunemp_baseline"] >= 13).astype(int)
     check_representatives(table)
-    floats = ("regular_ui_weeks", "extension_ui_weeks", "maximum_ui_weeks")
-    return finish_table(table, ctx.task, steps, __name__, float_columns=floats)
+    return finish_table(table, ctx.task, steps, __name__, float_columns=tuple(ui_weeks))
 
 
 def check_representatives(table: pd.DataFrame) -> None:
