@@ -288,8 +288,15 @@ def train(
     started = time.monotonic()
     out = trainer.train(resume_from_checkpoint=last)
     seconds = time.monotonic() - started
-    tokens = int(trainer._total_train_tokens)
+    return _save(trainer, out, output_dir, weights, model_path, model_id, sft, sft_set, last,
+                 seconds, truncated, dropped)
 
+
+def _save(trainer: Any, out: Any, output_dir: Path, weights: Any, model_path: str | None,
+          model_id: str | None, sft: Any, sft_set: SftSet, last: str | None, seconds: float,
+          truncated: int, dropped: int) -> SftResult:
+    """The adapter, the loss curve and the run's record written; the result returned."""
+    tokens = int(trainer._total_train_tokens)
     adapter_dir = output_dir / ADAPTER_DIR
     trainer.model.save_pretrained(str(adapter_dir))
     curve = [row for row in trainer.state.log_history if "loss" in row]
