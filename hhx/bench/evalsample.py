@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -165,41 +166,10 @@ def select_eval_sample(
     outputs: dict[Path, bytes] = {}
     rows_out = []
     for task in names:
-        sidecar, sidecar_sha = _checked_sidecar(root, task, manifest, receipts)
-        prompt_path, _, prompt_file, split_file = _task_files(root, task, manifest)
-        pre = sp.split_prefix(sidecar, "pre_cutoff_test", rows_per_task)
-        post = sp.eval_post_cutoff_rows(sidecar, rows_per_task, post_cutoff_date=post_cutoff_date)
-        cells = {
-            cell: np.sort(sidecar.index.get_indexer(chosen.index))
-            for cell, chosen in (("pre_cutoff", pre), ("post_cutoff", post))
-        }
-        wanted = {int(i) for rows in cells.values() for i in rows}
-        lines = _selected_lines(
-            prompt_path, wanted, len(sidecar), receipts.at[task, "prompt_sha256"]
-        )
-        for cell, rows in cells.items():
-            payload = b"".join(lines[i] for i in rows.tolist())
-            for i in rows.tolist():
-                _checked_record(lines[i], sidecar, i, prompt_path)
-            dest = lay.eval_sample_path(out_root, cell, task)
-            if len(rows):
-                outputs[dest] = payload
-            rows_out.append(
-                {
-                    "task_id": task,
-                    "split": cell,
-                    "rows": len(rows),
-                    "requested_rows": rows_per_task,
-                    "post_cutoff_date": post_cutoff_date,
-                    "source_split_cutoff_date": cutoff,
-                    "source_prompt_file": prompt_file,
-                    "source_prompt_sha256": receipts.at[task, "prompt_sha256"],
-                    "source_split_file": split_file,
-                    "source_split_sha256": sidecar_sha,
-                    "prompt_file": f"{mf.EVAL_SAMPLE_DIR}/{cell}/{task}.jsonl" if len(rows) else "",
-                    "prompt_sha256": hashlib.sha256(payload).hexdigest() if len(rows) else "",
-                }
-            )
+        files, rows = _task_sample(root, out_root, task, manifest, receipts, rows_per_task,
+                                   post_cutoff_date, cutoff)
+        outputs.update(files)
+        rows_out += rows
     mine = {lay.eval_sample_path(out_root, c, t) for t in names for c in lay.EVAL_SAMPLE_DIRS}
     existing = set(out_root.glob("*/*.jsonl"))
     stale = sorted((existing & mine if update else existing) - set(outputs))
@@ -223,6 +193,50 @@ def select_eval_sample(
     result = pd.DataFrame(rows_out, columns=EVAL_MANIFEST_COLUMNS)
     write_csv_atomic(manifest_path, result)
     return result
+
+
+def _task_sample(root: Path, out_root: Path, task: str, manifest: pd.DataFrame,
+                 receipts: pd.DataFrame, rows_per_task: int, post_cutoff_date: str,
+                 cutoff: str) -> tuple[dict[Path, bytes], list[dict[str, Any]]]:
+    """One task's two cells: the files to write (none for an empty cell) and manifest rows."""
+    outputs: dict[Path, bytes] = {}
+    rows_out: list[dict[str, Any]] = []
+    sidecar, sidecar_sha = _checked_sidecar(root, task, manifest, receipts)
+    prompt_path, _, prompt_file, split_file = _task_files(root, task, manifest)
+    pre = sp.split_prefix(sidecar, "pre_cutoff_test", rows_per_task)
+    post = sp.eval_post_cutoff_rows(sidecar, rows_per_task, post_cutoff_date=post_cutoff_date)
+    cells = {
+        cell: np.sort(sidecar.index.get_indexer(chosen.index))
+        for cell, chosen in (("pre_cutoff", pre), ("post_cutoff", post))
+    }
+    wanted = {int(i) for rows in cells.values() for i in rows}
+    lines = _selected_lines(
+        prompt_path, wanted, len(sidecar), receipts.at[task, "prompt_sha256"]
+    )
+    for cell, rows in cells.items():
+        payload = b"".join(lines[i] for i in rows.tolist())
+        for i in rows.tolist():
+            _checked_record(lines[i], sidecar, i, prompt_path)
+        dest = lay.eval_sample_path(out_root, cell, task)
+        if len(rows):
+            outputs[dest] = payload
+        rows_out.append(
+            {
+                "task_id": task,
+                "split": cell,
+                "rows": len(rows),
+                "requested_rows": rows_per_task,
+                "post_cutoff_date": post_cutoff_date,
+                "source_split_cutoff_date": cutoff,
+                "source_prompt_file": prompt_file,
+                "source_prompt_sha256": receipts.at[task, "prompt_sha256"],
+                "source_split_file": split_file,
+                "source_split_sha256": sidecar_sha,
+                "prompt_file": f"{mf.EVAL_SAMPLE_DIR}/{cell}/{task}.jsonl" if len(rows) else "",
+                "prompt_sha256": hashlib.sha256(payload).hexdigest() if len(rows) else "",
+            }
+        )
+    return outputs, rows_out
 
 
 def export_sft(
