@@ -153,15 +153,7 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
                 or not (labor_observed(lag_lost) and labor_observed(lag_other))
                 or pd.isna(lag_lost["finc_tot_nd"])):
             continue
-        history = [(lag_lost, lag_other)]
-        for older in (t - 2, t - 3):
-            pair: tuple[Any, Any] = (adult.get((lost, older)), adult.get((other, older)))
-            if (pair[0] is None or pair[1] is None
-                    or any(str(r["stable_household_subject_id"]) != subject for r in pair)
-                    or not (labor_observed(pair[0]) and labor_observed(pair[1]))
-                    or pd.isna(pair[0]["finc_tot_nd"])):
-                break
-            history.append(pair)
+        history = _earlier_waves(adult, lost, other, t, subject)
         counts["predictors"] += 1
         window = [adult[(p, y)] for p in (lost, other) for y in waves]
         if (any(str(r["stable_household_subject_id"]) != subject for r in window)
@@ -191,6 +183,22 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
     table = public_table(frame, task, __name__, integer_columns=INTEGER_COLUMNS)
     table.attrs["construction_steps"] = steps.rows
     return table
+
+
+def _earlier_waves(adult: dict[tuple[int, int], Any], lost: int, other: int, t: int,
+                   subject: str) -> list[tuple[Any, Any]]:
+    """The pair's waves t - 1, then t - 2 and t - 3 while each is the same household's, both
+    labor-observed and with the family income shown (the first gap ends the history)."""
+    history: list[tuple[Any, Any]] = [(adult[(lost, t - 1)], adult[(other, t - 1)])]
+    for older in (t - 2, t - 3):
+        pair: tuple[Any, Any] = (adult.get((lost, older)), adult.get((other, older)))
+        if (pair[0] is None or pair[1] is None
+                or any(str(r["stable_household_subject_id"]) != subject for r in pair)
+                or not (labor_observed(pair[0]) and labor_observed(pair[1]))
+                or pd.isna(pair[0]["finc_tot_nd"])):
+            break
+        history.append(pair)
+    return history
 
 
 def _row(shock: Mapping[str, Any], episode: Mapping[str, Any], history: list, now_lost: Mapping,
