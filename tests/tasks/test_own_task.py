@@ -13,12 +13,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import mlflow
 import pandas as pd
 import pytest
+
+from tests.test_app import hhx as run_hhx
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "own_task"
@@ -31,19 +32,10 @@ pytestmark = pytest.mark.slow
 
 def hhx(workdir: Path, *args: str, check: bool = True,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """`python -m hhx ...` in workdir (its own data root and MLflow store)."""
-    full_env = {k: v for k, v in os.environ.items() if k != "HHX_TASK_PATH"}
-    full_env.update({"HYDRA_FULL_ERROR": "0", "HHX_ROOT": str(workdir), **(env or {})})
-    flags = [a for a in args if a.startswith("--")]
-    overrides = [a for a in args if not a.startswith("--")]
-    cmd = [sys.executable, "-m", "hhx", *flags, f"tracking.uri=sqlite:///{workdir}/mlflow.db",
-           *overrides]
-    proc = subprocess.run(cmd, cwd=workdir, env=full_env, capture_output=True, text=True,
-                          timeout=900)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"hhx {' '.join(args)} failed ({proc.returncode}):\n"
-                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return proc
+    """`python -m hhx ...` in workdir (its own data root and MLflow store); a task path only
+    where the command names one (an empty HHX_TASK_PATH is none)."""
+    return run_hhx(workdir, *args, check=check,
+                   env={"HHX_ROOT": str(workdir), "HHX_TASK_PATH": "", **(env or {})})
 
 
 def runs(workdir: Path, **tags: str) -> pd.DataFrame:
