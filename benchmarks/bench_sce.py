@@ -44,9 +44,9 @@ def _cfg(work: Path, per_month: int, task: str = "labor_sce_risk"):
     from hydra import compose, initialize_config_dir
 
     from hhx.app import CONF_DIR
-    from hhx.config import register_configs
+    from hhx.predictors.base import register_schemas
 
-    register_configs()
+    register_schemas()
     with initialize_config_dir(CONF_DIR, version_base="1.3"):
         return compose("config", overrides=[
             f"task={task}", f"data.root={work}/hb", f"data.raw_dir={work}/raw",

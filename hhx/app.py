@@ -325,8 +325,8 @@ def hydra_setup() -> None:
     import warnings
 
     from hhx import cli_errors
-    from hhx.config import register_configs
     from hhx.paths import register_resolvers as register_path_resolvers
+    from hhx.predictors.base import register_schemas
     from hhx.sweeps.grid import register_resolvers
 
     # conf/hydra/launcher/{submitit_slurm,submitit_local,ray}.yaml replace the plugins' configs of
@@ -335,7 +335,7 @@ def hydra_setup() -> None:
     # (Hydra's message starts with a newline: the pattern must let `.` match it.)
     warnings.filterwarnings("ignore", message=r"(?s).*is validated against ConfigStore schema "
                                               "with the same", category=UserWarning)
-    register_configs()
+    register_schemas()  # hhx's schema and the backends' own (model=custom's target, params)
     register_path_resolvers()  # ${hhx.root:}, ${hhx.tracking_uri:...}, ${hhx.run_label:...}
     register_resolvers()  # ${hhx.tasks:...} and ${hhx.resource:...} (sweep presets, launchers)
     _skip_mode_probe()

@@ -7,8 +7,8 @@ predictor factory and pre-flight (hhx/predictors/base.py), a job's cluster reque
 (hhx/sweeps/order.py), which models can be fine-tuned (hhx/stages/sft.py) and what `stage=list`
 says a model needs (hhx/stages/listing.py).
 
-A new backend is its module (with a `make(cfg)` factory), one `BackendSpec` in `BACKENDS` below
-and one conf/model/<name>.yaml. A new stage is its module (with `run(cfg)`) and one `StageSpec`.
+A new backend is its module (with a `make(cfg)` factory, and a `ModelConfig` subclass if it has
+settings of its own), one `BackendSpec` in `BACKENDS` below and one conf/model/<name>.yaml. A new stage is its module (with `run(cfg)`) and one `StageSpec`.
 """
 
 from __future__ import annotations
@@ -99,6 +99,12 @@ class BackendSpec:
     install: str = ""
     # Prices unknown to the config are looked up in litellm's local cost map (dry runs, budgets).
     litellm_prices: bool = False
+    # "module:Class": a subclass of hhx.config.ModelConfig adding this backend's own settings
+    # (`model.<field>`), declared in the backend's module. It is registered as the schema
+    # `schema/model/<backend>` (hhx.predictors.base.register_schemas), which the backend's YAML
+    # takes in its defaults list; only that backend's models carry the fields, so no other
+    # model's config, hash or logged params change. None: the common and LLM settings suffice.
+    settings: str | None = None
 
     @property
     def sends_requests(self) -> bool:
@@ -135,7 +141,8 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
     # the user's own predictor: a class, an object or a function named by model.target
     BackendSpec("custom", "hhx.predictors.custom:make", Kind.custom,
                 Resources(gpus=0, cpus=1, mem_gb=8, time_min=120),
-                needs="model.target=<module.Class | module:function | entry point> (CPU)"),
+                needs="model.target=<module.Class | module:function | entry point> (CPU)",
+                settings="hhx.predictors.custom:CustomModelConfig"),
 )}
 
 

@@ -255,7 +255,9 @@ class ResourcesConfig:
 # jobs (`model.resources`). `ModelConfig` joins them into one flat `model:` node because the
 # README's overrides (model.model_path=..., model.api_base=...), the logged MLflow params, the
 # run's config.yaml and `hhx.config_hash` all name the settings `model.<field>`: the groups
-# keep that order and those names. A backend's option that no field names goes in model.extra.
+# keep that order and those names. A backend's option that no field names goes in model.extra;
+# a backend with settings of its own declares them in a subclass of ModelConfig in its module
+# (its `BackendSpec.settings` in hhx/catalog.py; the custom backend's `target` and `params`).
 
 
 @dataclass
@@ -314,25 +316,6 @@ class ModelConfig(LLMModelSettings, ModelCommon):
 
     xgboost: XGBoostConfig = field(default_factory=XGBoostConfig)  # the xgboost backend's
     resources: ResourcesConfig = field(default_factory=ResourcesConfig)  # cluster jobs (sweeps)
-
-
-@dataclass
-class CustomModelConfig(ModelConfig):
-    """conf/model/custom.yaml: a predictor of the user's own (hhx/predictors/custom.py). Only
-    this model's config carries these fields (conf/model/custom.yaml takes this schema in its
-    defaults list), so every other model's config, hash and logged params stay as they were."""
-
-    # "module.attr", "module:attr", an entry point of the group `hhx.predictors`, or what
-    # hhx.predictors.custom.register_instance returned: a Predictor class, an object, a function.
-    target: str | None = None
-    # Keyword arguments of the class (or the function); Any so that `model.params={alpha: 1}`
-    # works without `++` (and `+model.params.alpha=1` too).
-    params: Any = None
-
-
-# Config groups whose options take a schema of their own: model backend -> schema (registered
-# as `schema/model/<backend>`, named in that model's YAML defaults list).
-MODEL_SCHEMAS: dict[str, type[ModelConfig]] = {"custom": CustomModelConfig}
 
 
 @dataclass
@@ -568,7 +551,8 @@ def as_plain(value: Any) -> Any:
 
 
 def register_configs() -> None:
-    """Register the schema of the primary config with Hydra (and the path resolvers conf/ uses)."""
+    """Register the schema of the primary config with Hydra (and the path resolvers conf/ uses).
+    The backends' own model schemas come on top: hhx.predictors.base.register_schemas."""
     from hydra.core.config_store import ConfigStore
 
     from hhx.paths import register_resolvers
@@ -577,5 +561,3 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     # Group options are merged into the typed fields of HhxConfig, which validates them.
     cs.store(name="hhx_schema", node=HhxConfig)
-    for backend, schema in MODEL_SCHEMAS.items():
-        cs.store(group="schema/model", name=backend, node=schema)

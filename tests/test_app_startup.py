@@ -12,8 +12,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hhx.app import CONF_DIR, _mode_is_default
-from hhx.config import register_configs
 from hhx.paths import register_resolvers as register_path_resolvers
+from hhx.predictors.base import register_schemas
 from hhx.sweeps.grid import register_resolvers
 from hhx.tracking.mlflow_run import config_yaml, flatten_config, resolved_config
 
@@ -58,7 +58,7 @@ def test_probe_is_skipped_only_for_hhx_own_config_and_plain_overrides():
 
 @pytest.fixture(scope="module")
 def composed():
-    register_configs()
+    register_schemas()
     register_path_resolvers()
     register_resolvers()
     with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):

@@ -144,3 +144,23 @@ def test_the_kinds_decide_preflight_cost_and_fine_tuning():
     local = {n for n, s in BACKENDS.items() if s.kind is Kind.local}
     assert local == {n for n, s in BACKENDS.items() if s.fine_tunable}
     assert {n for n, s in BACKENDS.items() if s.sends_requests} == local | {"litellm"}
+
+
+def test_a_backends_own_settings_are_declared_by_its_entry():
+    """A backend with settings of its own names their ModelConfig subclass in its entry; every
+    model YAML of that backend takes the schema registered for it, and no other YAML does."""
+    from hhx.predictors.base import model_schema
+
+    for path in sorted((CONF_DIR / "model").glob("*.yaml")):
+        raw = OmegaConf.load(path)
+        spec = BACKENDS[raw.backend]
+        schema = model_schema(raw.backend)
+        taken = [d for d in raw.get("defaults", []) if str(d).startswith("/schema/model/")]
+        if spec.settings is None:
+            assert schema is ModelConfig and not taken, path.name
+        else:
+            assert issubclass(schema, ModelConfig) and schema is not ModelConfig, path.name
+            assert taken == [f"/schema/model/{raw.backend}@_here_"], path.name
+            own = {f.name for f in dataclasses.fields(schema)} - {
+                f.name for f in dataclasses.fields(ModelConfig)}
+            assert own, f"{spec.settings} adds no setting of its own"

@@ -19,9 +19,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import open_dict
 
 from hhx.app import expand_task_sets, own_task_args
-from hhx.config import register_configs
 from hhx.config_check import validate_config
 from hhx.paths import conf_dir, register_resolvers
+from hhx.predictors.base import register_schemas
 from hhx.sweeps.grid import register_resolvers as register_sweep_resolvers
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -68,7 +68,7 @@ def test_a_readme_command_composes_and_passes_the_settings_check(command, monkey
     from hhx.tasks.own import ENV
 
     monkeypatch.setenv(ENV, "")  # a task path a command sets ends with the test
-    register_configs()
+    register_schemas()
     register_resolvers()
     register_sweep_resolvers()
     GlobalHydra.instance().clear()

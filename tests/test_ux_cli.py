@@ -76,8 +76,8 @@ def test_app_turns_a_full_disk_into_one_line(tmp_path, monkeypatch, capsys):
     from hydra.core.global_hydra import GlobalHydra
 
     from hhx.app import _job
-    from hhx.config import register_configs
     from hhx.paths import conf_dir
+    from hhx.predictors.base import register_schemas
 
     row = {"id": "1", "time": "2020-01", "release_date": "2020-02-01", "system": "s",
            "user": "u", "assistant": '["employed"]', "naive_baseline": '["employed"]'}
@@ -86,7 +86,7 @@ def test_app_turns_a_full_disk_into_one_line(tmp_path, monkeypatch, capsys):
     preds = tmp_path / "preds.jsonl"
     preds.write_text(json.dumps({"id": "1", "time": "2020-01", "prediction": ["employed"]}) + "\n")
     out = tmp_path / "scored" / "result.json"
-    register_configs()
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(str(conf_dir()), version_base="1.3"):
         cfg = compose("config", overrides=[

@@ -9,12 +9,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from hhx.config import register_configs
 from hhx.config_check import validate_config
 from hhx.errors import ConfigError
 from hhx.paths import conf_dir, project_root
+from hhx.predictors.base import register_schemas
 
-register_configs()
+register_schemas()
 
 
 def composed(*overrides: str, hydra: bool = False):

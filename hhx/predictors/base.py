@@ -1,5 +1,6 @@
-"""Making a predictor from the config, and the checks before a run (the backends are declared in
-hhx/catalog.py; the contract they implement is hhx/predictors/protocol.py).
+"""Making a predictor from the config, the checks before a run, and the backends' own config
+schemas (the backends are declared in hhx/catalog.py; the contract they implement is
+hhx/predictors/protocol.py).
 """
 
 from __future__ import annotations
@@ -7,13 +8,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from hhx.bounds import enum_text
 from hhx.catalog import Kind, backend_spec
 from hhx.predictors.protocol import Predictor
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
-    from hhx.config import HhxConfig
+    from hhx.config import HhxConfig, ModelConfig
 
 
 def preflight(cfg: HhxConfig | DictConfig) -> None:
@@ -60,3 +62,35 @@ def make_predictor(cfg: HhxConfig | DictConfig) -> Predictor:
     module_name, factory = backend_spec(cfg.model.backend).factory.split(":")
     module = importlib.import_module(module_name)
     return getattr(module, factory)(cfg)
+
+
+def model_schema(backend: object) -> type[ModelConfig]:
+    """The config schema of a backend's models: its `BackendSpec.settings` class (a subclass of
+    ModelConfig declared in the backend's module, imported here), else ModelConfig."""
+    from hhx.config import ModelConfig
+
+    pointer = backend_spec(backend).settings
+    if pointer is None:
+        return ModelConfig
+    module_name, name = pointer.split(":")
+    schema = getattr(importlib.import_module(module_name), name)
+    if not (isinstance(schema, type) and issubclass(schema, ModelConfig)):
+        raise TypeError(f"hhx/catalog.py: backend {enum_text(backend)}'s settings {pointer} "
+                        "must be a dataclass subclassing hhx.config.ModelConfig")
+    return schema
+
+
+def register_schemas() -> None:
+    """Register hhx's config schema with Hydra, and each backend's own model schema as
+    `schema/model/<backend>` (what its conf/model/*.yaml names in its defaults list:
+    `- /schema/model/<backend>@_here_`). Idempotent; run before composing a config."""
+    from hydra.core.config_store import ConfigStore
+
+    from hhx.catalog import BACKENDS
+    from hhx.config import register_configs
+
+    register_configs()
+    store = ConfigStore.instance()
+    for spec in BACKENDS.values():
+        if spec.settings is not None:
+            store.store(group="schema/model", name=spec.name, node=model_schema(spec.name))

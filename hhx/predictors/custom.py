@@ -49,9 +49,11 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hhx.config import ModelConfig
 from hhx.errors import ConfigError, HhxError, PredictorError
 from hhx.predictors.protocol import PredictionRow
 
@@ -68,6 +70,20 @@ _NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
 _INSTANCES: dict[str, Any] = {}
 FORMS = ("a Predictor class (fit(task), predict(task, examples); hhx/predictors/protocol.py), "
          "an object with those methods, or a function predict(rows) -> list of answers")
+
+
+@dataclass
+class CustomModelConfig(ModelConfig):
+    """conf/model/custom.yaml's schema (`BackendSpec.settings` of the custom backend): only this
+    model's config carries these fields (its YAML takes `schema/model/custom` in its defaults
+    list), so every other model's config, hash and logged params stay as they were."""
+
+    # "module.attr", "module:attr", an entry point of the group `hhx.predictors`, or what
+    # register_instance returned: a Predictor class, an object, a function.
+    target: str | None = None
+    # Keyword arguments of the class (or the function); Any so that `model.params={alpha: 1}`
+    # works without `++` (and `+model.params.alpha=1` too).
+    params: Any = None
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hhx.bounds import enum_text
-from hhx.config import MODEL_SCHEMAS, DataConfig, ModelConfig
+from hhx.config import DataConfig, ModelConfig
 from hhx.paths import register_resolvers
+from hhx.predictors.base import model_schema
 from hhx.predictors.needs import missing, needs
 from hhx.surveys.registry import with_dependencies
 from hhx.tasks.registry import CONF_DIR, load_task, task_names
@@ -46,13 +47,13 @@ def model_configs() -> dict[str, tuple[ModelConfig, bool]]:
     for path in sorted((CONF_DIR / "model").glob("*.yaml")):
         raw = OmegaConf.load(path)
         assert isinstance(raw, DictConfig)
-        raw.pop("defaults", None)  # a schema of its own (MODEL_SCHEMAS), chosen by its backend
+        raw.pop("defaults", None)  # its backend's own schema (model_schema)
         template = OmegaConf.is_missing(raw, "name")
         if template:
             raw.name = path.stem  # a template (e.g. openai_compatible): the name comes later
         root = OmegaConf.create({"model": raw})  # interpolations name `model.<key>`
         OmegaConf.resolve(root)
-        schema = MODEL_SCHEMAS.get(str(raw.get("backend")), ModelConfig)
+        schema = model_schema(str(raw.get("backend")))
         merged = OmegaConf.merge(OmegaConf.structured(schema), root.model)
         model = OmegaConf.to_object(merged)
         assert isinstance(model, ModelConfig)

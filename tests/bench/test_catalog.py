@@ -8,14 +8,14 @@ from pathlib import Path
 from hydra import compose, initialize_config_dir
 
 from hhx.bench import catalog as cat
-from hhx.config import register_configs
 from hhx.paths import register_resolvers
+from hhx.predictors.base import register_schemas
 from hhx.stages.listing import raw_state, task_inputs, task_rows
 from hhx.sweeps.grid import register_resolvers as register_sweep_resolvers
 from hhx.tasks.registry import load_task, task_names
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
-register_configs()
+register_schemas()
 register_resolvers()
 register_sweep_resolvers()
 

@@ -323,11 +323,11 @@ def test_the_example_readme_commands_compose_and_pass_the_settings_check(args):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from hhx.config import register_configs
     from hhx.config_check import validate_config
     from hhx.paths import conf_dir
+    from hhx.predictors.base import register_schemas
 
-    register_configs()
+    register_schemas()
     GlobalHydra.instance().clear()
     with initialize_config_dir(str(conf_dir()), version_base="1.3"):
         cfg = compose("config", overrides=args)

@@ -119,12 +119,12 @@ def test_the_sft_stage_is_running_while_it_trains_and_failed_with_its_reason(sto
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from hhx.config import register_configs
     from hhx.paths import conf_dir
+    from hhx.predictors.base import register_schemas
     from hhx.stages import sft as sft_stage
     from tests.helpers.sft_fixtures import tiny_llama
 
-    register_configs()
+    register_schemas()
     model_dir = tiny_llama(tmp_path / "tiny_model")
     data = _sft_set(tmp_path / "sft_set")
     uri = store

@@ -59,13 +59,13 @@ def test_a_dry_run_marks_a_cell_finished_in_mlflow_with_the_same_settings(tmp_pa
     import mlflow
     from hydra import compose, initialize_config_dir
 
-    from hhx.config import register_configs
     from hhx.paths import register_resolvers
+    from hhx.predictors.base import register_schemas
     from hhx.sweeps.grid import register_resolvers as register_sweep_resolvers
     from hhx.sweeps.order import settings_hash
     from hhx.tracking.store import prepare_store
 
-    register_configs()
+    register_schemas()
     register_resolvers()
     register_sweep_resolvers()
     with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):

@@ -17,8 +17,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hhx.catalog import Resources
-from hhx.config import register_configs
 from hhx.errors import ConfigError
+from hhx.predictors.base import register_schemas
 from hhx.sweeps.callback import expected_cells
 from hhx.sweeps.grid import register_resolvers, select_tasks
 from hhx.sweeps.identity import cell_key, config_hash
@@ -31,7 +31,7 @@ from hhx.tracking.store import prepare_store
 CONF = Path(__file__).resolve().parents[2] / "conf"
 PAPER_MODELS = 12
 
-register_configs()
+register_schemas()
 register_resolvers()
 
 

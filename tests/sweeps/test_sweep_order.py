@@ -12,13 +12,13 @@ import mlflow
 import pytest
 from hydra import compose, initialize_config_dir
 
-from hhx.config import register_configs
+from hhx.predictors.base import register_schemas
 from hhx.sweeps.grid import register_resolvers
 from hhx.sweeps.order import cell_seconds, estimated_seconds, longest_first, measured_seconds
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
-register_configs()
+register_schemas()
 register_resolvers()
 
 # (benchmark_rows, tabular_columns) as the demo grid's release holds them (2,000 households)

@@ -27,9 +27,9 @@ def cfg_for(tmp_path: Path, *overrides: str):
     """The app's composed config (data=demo) with its folders in tmp_path."""
     from hydra import compose, initialize_config_dir
 
-    from hhx.config import register_configs
+    from hhx.predictors.base import register_schemas
 
-    register_configs()
+    register_schemas()
     with initialize_config_dir(str(ROOT / "conf"), version_base="1.3"):
         return compose("config", overrides=[
             f"data.root={tmp_path}/bench", f"data.raw_dir={tmp_path}/raw",

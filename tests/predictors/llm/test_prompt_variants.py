@@ -21,9 +21,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from hhx.bench.layout import PROMPT_KEYS, BenchTask
-from hhx.config import DEFAULT_SHOT_SEED, register_configs
+from hhx.config import DEFAULT_SHOT_SEED
 from hhx.config_check import validate_config
 from hhx.errors import ConfigError, DataError
+from hhx.predictors.base import register_schemas
 from hhx.predictors.llm.messages import build_messages
 from hhx.predictors.llm.plan import plan_calls
 from hhx.predictors.llm.prompt_variants import (
@@ -43,7 +44,7 @@ TASK = "labor_cps_jobfind"
 
 
 def composed(*overrides: str):
-    register_configs()
+    register_schemas()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
         cfg = compose(config_name="config", overrides=[f"task={TASK}", *overrides])
     OmegaConf.update(cfg, "data.root", "/tmp/hhx-prompt-variants", force_add=True)
