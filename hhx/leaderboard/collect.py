@@ -274,16 +274,8 @@ def _check_filter(wanted: Iterable[str], present: set[str], setting: str) -> Non
         )
 
 
-def select_runs(
-    records: list[RunRecord],
-    *,
-    models: Iterable[str] = (),
-    tasks: Iterable[str] = (),
-    split: str | None = None,
-    include_synthetic: bool = False,
-) -> Selection:
-    """Filter, pick one split and one data kind, and keep the latest run per model x task."""
-    notes: list[str] = []
+def _finished(records: list[RunRecord], notes: list[str]) -> list[RunRecord]:
+    """The runs that did not fail; a note for each one left out (an error if none is left)."""
     if not records:
         raise DataError("no evaluate runs found; run `python -m hhx stage=evaluate` first")
     counted = []
@@ -298,15 +290,11 @@ def select_runs(
             f"all {len(records)} evaluate runs failed (first: {notes[0]}); fix the cause and "
             "rerun them"
         )
-    records = counted
-    models, tasks = list(models), list(tasks)
-    _check_filter(models, {r.model for r in records}, "models")
-    _check_filter(tasks, {r.task for r in records}, "tasks")
-    runs = [
-        r for r in records
-        if (not models or r.model in models) and (not tasks or r.task in tasks)
-    ]
+    return counted
 
+
+def _one_split(runs: list[RunRecord], split: str | None) -> tuple[list[RunRecord], str]:
+    """The runs of the named split, or of the only split there is, and that split's name."""
     splits = sorted({r.split for r in runs})
     if split is None:
         if len(splits) > 1:
@@ -316,8 +304,12 @@ def select_runs(
         split = splits[0]
     elif split not in splits:
         raise ConfigError(f"leaderboard.split={split!r} has no runs; available: {splits}")
-    runs = [r for r in runs if r.split == split]
+    return [r for r in runs if r.split == split], split
 
+
+def _one_data_kind(runs: list[RunRecord], include_synthetic: bool,
+                   notes: list[str]) -> tuple[list[RunRecord], bool]:
+    """Real or synthetic (demo) runs, never both, and whether they are synthetic."""
     synthetic = [r for r in runs if r.synthetic]
     real = [r for r in runs if not r.synthetic]
     if include_synthetic:
@@ -327,20 +319,22 @@ def select_runs(
                 "leaderboard never mixes them: set leaderboard.include_synthetic=false for the "
                 "real runs, or filter leaderboard.models/tasks to the synthetic ones"
             )
-        is_synthetic = bool(synthetic)
-    elif not real:
+        return runs, bool(synthetic)
+    if not real:
         # Only demo runs exist (a fresh install): rank them, labelled synthetic everywhere.
         notes.append(f"all {len(synthetic)} selected runs are synthetic (demo data): the "
                      "leaderboard is labelled synthetic and says nothing about households")
-        is_synthetic = True
-    else:
-        if synthetic:
-            notes.append(
-                f"{len(synthetic)} synthetic (demo) runs excluded "
-                "(leaderboard.include_synthetic=false)"
-            )
-        runs, is_synthetic = real, False
+        return runs, True
+    if synthetic:
+        notes.append(
+            f"{len(synthetic)} synthetic (demo) runs excluded "
+            "(leaderboard.include_synthetic=false)"
+        )
+    return real, False
 
+
+def _latest_per_cell(runs: list[RunRecord], notes: list[str]) -> list[RunRecord]:
+    """The latest run of each model x task (sorted by cell); a note where a cell has several."""
     by_cell: dict[tuple[str, str], list[RunRecord]] = {}
     for r in runs:
         by_cell.setdefault((r.model, r.task), []).append(r)
@@ -355,6 +349,30 @@ def select_runs(
                 f"started {stamp} UTC)"
             )
         chosen.append(latest)
+    return chosen
+
+
+def select_runs(
+    records: list[RunRecord],
+    *,
+    models: Iterable[str] = (),
+    tasks: Iterable[str] = (),
+    split: str | None = None,
+    include_synthetic: bool = False,
+) -> Selection:
+    """Filter, pick one split and one data kind, and keep the latest run per model x task."""
+    notes: list[str] = []
+    records = _finished(records, notes)
+    models, tasks = list(models), list(tasks)
+    _check_filter(models, {r.model for r in records}, "models")
+    _check_filter(tasks, {r.task for r in records}, "tasks")
+    runs = [
+        r for r in records
+        if (not models or r.model in models) and (not tasks or r.task in tasks)
+    ]
+    runs, split = _one_split(runs, split)
+    runs, is_synthetic = _one_data_kind(runs, include_synthetic, notes)
+    chosen = _latest_per_cell(runs, notes)
     return Selection(
         runs=chosen, split=split, synthetic=is_synthetic, notes=notes, n_collected=len(records)
     )

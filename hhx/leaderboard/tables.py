@@ -171,33 +171,7 @@ def compute(
     xgb = pick_xgboost(tds, settings.xgboost_model)
     if xgb is None:
         notes.append("no XGBoost run: differences to XGBoost are not reported")
-    boots: dict[str, TaskBootstrap] = {}
-    rows, target_rows = [], []
-    derived_cells: list[tuple[str, str]] = []
-    unlogged: list[str] = []
-    undefined: list[str] = []
-    bar = bootstrap_bar(len(tds), settings.n_resamples)
-    for name, td in tds.items():
-        sizes = example_set_sizes(td)
-        notes += _partial_note(name, td.n, sizes)
-        derived_cells += [(m, name) for m in sorted(td.derived)]
-        tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb, bar)
-        boots[name] = tb
-        task_rows, task_targets, task_unlogged, task_undefined = _task_rows(
-            name, td, tb, sizes, settings.confidence)
-        rows += task_rows
-        target_rows += task_targets
-        unlogged += task_unlogged
-        undefined += task_undefined
-    bar.close()
-    if derived_cells:
-        notes.append(derived_note(derived_cells))
-    if unlogged:
-        notes.append(f"{len(unlogged)} runs logged no primary_score (not cross-checked): "
-                     + "; ".join(unlogged))
-    if undefined:
-        notes.append(f"metric undefined in some of the {settings.n_resamples} resamples (left out "
-                     f"of the interval; count in brackets): {', '.join(undefined)}")
+    boots, rows, target_rows = _bootstrap_tasks(tds, settings, xgb, notes)
     task_metrics = pd.DataFrame(rows)
     matrix = task_metrics.pivot(index="model", columns="task", values="score")
     higher = {t: td.higher_is_better for t, td in tds.items()}
@@ -240,6 +214,41 @@ def compute(
         notes=notes,
         own_tasks=own,
     )
+
+
+def _bootstrap_tasks(tds: dict[str, TaskData], settings: Settings, xgb: str | None,
+                     notes: list[str]) -> tuple[dict[str, TaskBootstrap], list[dict[str, Any]],
+                                                list[dict[str, Any]]]:
+    """The paired bootstrap of every task with its task_metrics and per-target rows; the notes
+    on partial example sets, derived no-change runs, unlogged scores and undefined metrics."""
+    boots: dict[str, TaskBootstrap] = {}
+    rows, target_rows = [], []
+    derived_cells: list[tuple[str, str]] = []
+    unlogged: list[str] = []
+    undefined: list[str] = []
+    bar = bootstrap_bar(len(tds), settings.n_resamples)
+    for name, td in tds.items():
+        sizes = example_set_sizes(td)
+        notes += _partial_note(name, td.n, sizes)
+        derived_cells += [(m, name) for m in sorted(td.derived)]
+        tb = bootstrap_task(td, settings.n_resamples, task_rng(settings.seed, name), xgb, bar)
+        boots[name] = tb
+        task_rows, task_targets, task_unlogged, task_undefined = _task_rows(
+            name, td, tb, sizes, settings.confidence)
+        rows += task_rows
+        target_rows += task_targets
+        unlogged += task_unlogged
+        undefined += task_undefined
+    bar.close()
+    if derived_cells:
+        notes.append(derived_note(derived_cells))
+    if unlogged:
+        notes.append(f"{len(unlogged)} runs logged no primary_score (not cross-checked): "
+                     + "; ".join(unlogged))
+    if undefined:
+        notes.append(f"metric undefined in some of the {settings.n_resamples} resamples (left out "
+                     f"of the interval; count in brackets): {', '.join(undefined)}")
+    return boots, rows, target_rows
 
 
 def _partial_note(name: str, n: int, sizes: dict[str, int]) -> list[str]:

@@ -226,89 +226,109 @@ class _Recogniser:
         return _OK, m.end()
 
     def outcome(self, start: int) -> tuple[int, int, int]:
+        """(status, end, depth) of the container at `start`, its children decided first."""
         if start in self.memo:
             return self.memo[start]
-        ws: Any  # _WS matches everywhere (possibly empty), so its match is never None
-        text, n, ws = self.text, self.n, _WS.match
         # frame: [start, is_object, position, state, depth of deepest child so far]
-        stack: list[list[Any]] = [[start, text[start] == "{", start + 1, "open", 0]]
+        stack: list[list[Any]] = [[start, self.text[start] == "{", start + 1, "open", 0]]
         result: tuple[int, int, int] | None = None  # a finished child, handed to its parent
         while stack:
-            frame = stack[-1]
-            st, is_obj, p, state, depth = frame
-            if result is not None:  # resume after a child container
-                status, end, child_depth = result
-                result = None
-                depth = max(depth, child_depth)
-                if status != _OK:
-                    result = self._finish(stack, status, -1, depth)
-                    continue
-                p, state = end, "after"
-            elif state == "open":
-                p = ws(text, p).end()
-                close = "}" if is_obj else "]"
-                if p < n and text[p] == close:
-                    result = self._finish(stack, _OK, p + 1, depth)
-                    continue
-                state = "key" if is_obj else "value"
-            if state != "child" and p > self.last_open:
-                result = self._finish(stack, *self._tail(is_obj, state, p), depth)
-                continue
-            if state == "key":
-                if p >= n or text[p] != '"' or self.quote_end.get(p, -1) < 0:
-                    result = self._finish(stack, _FAIL, -1, depth)
-                    continue
-                p = ws(text, self.quote_end[p]).end()
-                if p >= n or text[p] != ":":
-                    result = self._finish(stack, _FAIL, -1, depth)
-                    continue
-                p = ws(text, p + 1).end()
-                state = "value"
-            if state == "value":
-                if p >= n:
-                    result = self._finish(stack, _FAIL, -1, depth)
-                    continue
-                if text[p] in "[{":
-                    known = self.memo.get(p)
-                    if known is None:
-                        if len(stack) >= self.depth_cap:  # the decoder would give up here
-                            result = self._finish(stack, _CHECK, -1, self.depth_cap)
-                            continue
-                        frame[2], frame[3], frame[4] = p, "child", depth
-                        stack.append([p, text[p] == "{", p + 1, "open", 0])
-                        continue
-                    status, end, child_depth = known
-                    depth = max(depth, child_depth)
-                    if status != _OK:
-                        result = self._finish(stack, status, -1, depth)
-                        continue
-                    p = end
-                else:
-                    status, end = self._scalar(p)
-                    if status != _OK:
-                        result = self._finish(stack, status, -1, depth)
-                        continue
-                    p = end
-                state = "after"
-            if state == "after":
-                if p > self.last_open:
-                    result = self._finish(stack, *self._tail(is_obj, state, p), depth)
-                    continue
-                run: Any = self.object_run if is_obj else self.array_run  # matches everywhere
-                p = ws(text, run.match(text, p).end()).end()
-                close = "}" if is_obj else "]"
-                if p < n and text[p] == close:
-                    result = self._finish(stack, _OK, p + 1, depth)
-                    continue
-                if p >= n or text[p] != ",":
-                    result = self._finish(stack, _FAIL, -1, depth)
-                    continue
-                p = ws(text, p + 1).end()
-                frame[2], frame[3], frame[4] = p, "key" if is_obj else "value", depth
-                continue
+            result = self._move(stack, result)
         return self.memo[start]
 
-    def _finish(self, stack: list, status: int, end: int, depth: int) -> tuple[int, int, int]:
+    def _move(self, stack: list[list[Any]],
+              result: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+        """One move of the top frame: resume after a finished child (`result`) or open, then a
+        key, a value and what follows it. Returns the outcome of a container it finishes."""
+        ws: Any  # _WS matches everywhere (possibly empty), so its match is never None
+        text, n, ws = self.text, self.n, _WS.match
+        _, is_obj, p, state, depth = stack[-1]
+        if result is not None:  # resume after a child container
+            status, end, child_depth = result
+            depth = max(depth, child_depth)
+            if status != _OK:
+                return self._finish(stack, status, -1, depth)
+            p, state = end, "after"
+        elif state == "open":
+            p = ws(text, p).end()
+            close = "}" if is_obj else "]"
+            if p < n and text[p] == close:
+                return self._finish(stack, _OK, p + 1, depth)
+            state = "key" if is_obj else "value"
+        if state != "child" and p > self.last_open:
+            return self._finish(stack, *self._tail(is_obj, state, p), depth)
+        if state == "key":
+            p = self._key(p)
+            if p < 0:
+                return self._finish(stack, _FAIL, -1, depth)
+            state = "value"
+        if state == "value":
+            return self._value(stack, p, depth)
+        if state == "after":
+            return self._after_value(stack, p, depth)
+        return None
+
+    def _key(self, p: int) -> int:
+        """Position of the value after the object key at p and its colon; -1 if there is none."""
+        ws: Any = _WS.match  # matches everywhere
+        text, n = self.text, self.n
+        if p >= n or text[p] != '"' or self.quote_end.get(p, -1) < 0:
+            return -1
+        p = ws(text, self.quote_end[p]).end()
+        if p >= n or text[p] != ":":
+            return -1
+        return int(ws(text, p + 1).end())
+
+    def _value(self, stack: list[list[Any]], p: int,
+               depth: int) -> tuple[int, int, int] | None:
+        """The value at p in the top frame: a known or deferred child container (pushed onto
+        the stack) or a scalar, then what follows it."""
+        text, frame = self.text, stack[-1]
+        if p >= self.n:
+            return self._finish(stack, _FAIL, -1, depth)
+        if text[p] in "[{":
+            known = self.memo.get(p)
+            if known is None:
+                if len(stack) >= self.depth_cap:  # the decoder would give up here
+                    return self._finish(stack, _CHECK, -1, self.depth_cap)
+                frame[2], frame[3], frame[4] = p, "child", depth
+                stack.append([p, text[p] == "{", p + 1, "open", 0])
+                return None
+            status, end, child_depth = known
+            depth = max(depth, child_depth)
+            if status != _OK:
+                return self._finish(stack, status, -1, depth)
+            p = end
+        else:
+            status, end = self._scalar(p)
+            if status != _OK:
+                return self._finish(stack, status, -1, depth)
+            p = end
+        return self._after_value(stack, p, depth)
+
+    def _after_value(self, stack: list[list[Any]], p: int,
+                     depth: int) -> tuple[int, int, int] | None:
+        """After a value at p in the top frame: a run of scalars, then the closing bracket
+        (finished) or a comma (the frame moves on to its next key or value)."""
+        ws: Any = _WS.match  # matches everywhere
+        text, n, frame = self.text, self.n, stack[-1]
+        is_obj = frame[1]
+        if p > self.last_open:
+            return self._finish(stack, *self._tail(is_obj, "after", p), depth)
+        run: Any = self.object_run if is_obj else self.array_run  # matches everywhere
+        p = ws(text, run.match(text, p).end()).end()
+        close = "}" if is_obj else "]"
+        if p < n and text[p] == close:
+            return self._finish(stack, _OK, p + 1, depth)
+        if p >= n or text[p] != ",":
+            return self._finish(stack, _FAIL, -1, depth)
+        p = ws(text, p + 1).end()
+        frame[2], frame[3], frame[4] = p, "key" if is_obj else "value", depth
+        return None
+
+    def _finish(self, stack: list[list[Any]], status: int, end: int,
+                depth: int) -> tuple[int, int, int]:
+        """Pop the top frame and memoise its outcome (status, end, its depth + 1)."""
         frame = stack.pop()
         outcome = (status, end, depth + 1)
         self.memo[frame[0]] = outcome

@@ -313,16 +313,7 @@ def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
     daily = add_history(daily, years)
     steps.step("Construct leads and lags", total, total)
     in_scope = daily["source_year"].isin(years)
-    explicit = (_bool(daily["both_diary_week_records_available"])
-                & _bool(daily["both_diary_week_numbers_available"])
-                & daily["legacy_strict_valid_start_week_records"].eq(2)
-                & daily["legacy_strict_valid_dated_week_records"].eq(2)
-                & daily["pickup_complete_records"].eq(2) & daily["weekn_equals_two_records"].eq(2)
-                & _bool(daily["nonoverlapping_diary_week_dates"])).fillna(False)
-    upstream = _bool(daily["stephens_1986_1996_quality_flag_v1"])
-    if not explicit[in_scope].eq(upstream[in_scope]).all():
-        raise DataError(f"task {task.name}: the intermediate's two-week quality flag disagrees "
-                        "with its own conditions; rebuild survey cex_diary")
+    _check_quality_flag(daily, in_scope, task.name)
     universe = apply(daily, steps, "Restrict universe", unread=unread, filters=[
         ("source_year_1986_1996", in_scope),
         ("dated", daily["diary_date"].notna()),
@@ -350,6 +341,31 @@ def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
             ["", "not reported", "nan", "<na>"])) for c in CATEGORIES],
     ]
     pool = apply(pool, steps, "Require observed predictors", filters)
+    pool = apply(pool, steps, "Apply logical and validity filters", _validity_filters(pool))
+    _check(pool, task.name)
+    pool = apply(pool, steps, "Apply outlier trimming",
+                 upper_tails(pool, daily, task.name, years))
+    if pool.empty:
+        raise DataError(f"task {task.name}: no rows remain after the task filters")
+    return _public(pool, ctx, steps, years)
+
+
+def _check_quality_flag(daily: pd.DataFrame, in_scope: pd.Series, task: str) -> None:
+    """The reference's two-week quality flag must agree with its explicit conditions in scope."""
+    explicit = (_bool(daily["both_diary_week_records_available"])
+                & _bool(daily["both_diary_week_numbers_available"])
+                & daily["legacy_strict_valid_start_week_records"].eq(2)
+                & daily["legacy_strict_valid_dated_week_records"].eq(2)
+                & daily["pickup_complete_records"].eq(2) & daily["weekn_equals_two_records"].eq(2)
+                & _bool(daily["nonoverlapping_diary_week_dates"])).fillna(False)
+    upstream = _bool(daily["stephens_1986_1996_quality_flag_v1"])
+    if not explicit[in_scope].eq(upstream[in_scope]).all():
+        raise DataError(f"task {task}: the intermediate's two-week quality flag disagrees "
+                        "with its own conditions; rebuild survey cex_diary")
+
+
+def _validity_filters(pool: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """The logical and validity filters (module notes), current day first, then each lag."""
     share = pool["social_security_share"]
     total, home, away = (pool[t] for t in TARGETS)
     validity = [
@@ -377,13 +393,7 @@ def build_years(ctx: BuildContext, years: Iterable[int]) -> pd.DataFrame:
             (f"lag{k}_food_within_total", pool[f"daily_total_expenditure_lag{k}"].add(1e-8).ge(
                 pool[f"daily_food_at_home_lag{k}"] + pool[f"daily_food_away_from_home_lag{k}"])),
         ]
-    pool = apply(pool, steps, "Apply logical and validity filters", validity)
-    _check(pool, task.name)
-    pool = apply(pool, steps, "Apply outlier trimming",
-                 upper_tails(pool, daily, task.name, years))
-    if pool.empty:
-        raise DataError(f"task {task.name}: no rows remain after the task filters")
-    return _public(pool, ctx, steps, years)
+    return validity
 
 
 def _check(pool: pd.DataFrame, task: str) -> None:

@@ -168,6 +168,18 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
         counts["income"] += 1
         rows.append(_row(shock, episode, history, now_lost, now_other, adult[(other, t + 1)],
                          home, by_person))
+    _note_counts(steps, counts)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        raise DataError(f"task {TASK}: no job-loss shock passes the filters; the panel has too "
+                        "few couples with one partner's job loss")
+    table = public_table(frame, task, __name__, integer_columns=INTEGER_COLUMNS)
+    table.attrs["construction_steps"] = steps.rows
+    return table
+
+
+def _note_counts(steps: Steps, counts: dict[str, int]) -> None:
+    """The construction steps: shocks left after each filter, in the filters' order."""
     for name, label in (
             ("window", "one displaced partnered adult, no shock within a year, pair observed "
                        "in t - 1, t, t + 1"),
@@ -176,13 +188,6 @@ def build_table(ctx: BuildContext) -> pd.DataFrame:
             ("logic", "same pair, ages 25-65, job-end questions asked in t"),
             ("income", "trim: displayed family income strictly inside p01/p99")):
         steps.note(label, counts[name])
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        raise DataError(f"task {TASK}: no job-loss shock passes the filters; the panel has too "
-                        "few couples with one partner's job loss")
-    table = public_table(frame, task, __name__, integer_columns=INTEGER_COLUMNS)
-    table.attrs["construction_steps"] = steps.rows
-    return table
 
 
 def _earlier_waves(adult: dict[tuple[int, int], Any], lost: int, other: int, t: int,
