@@ -1,5 +1,6 @@
 """The architecture as CI enforces it (ARCHITECTURE.md): the import contracts in pyproject.toml
-([tool.importlinter]: the layers, no import cycles) and the type checker over hhx/ ([tool.mypy]).
+([tool.importlinter]: the layers, no import cycles), the type checker over hhx/ ([tool.mypy]) and
+the sizes a reader can hold: every module of hhx/ under 600 lines, every function under 80.
 
 Each runs as its own program from the venv, in the repository root, and a failure shows its report.
 Both cache their analysis in the checkout (.import_linter_cache, .grimp_cache, .mypy_cache): a
@@ -8,6 +9,7 @@ cold run takes ~15 s of CPU, a warm one ~1 s.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -47,3 +49,23 @@ def test_type_checker_passes_over_hhx() -> None:
     done = _run([sys.executable, "-m", "mypy"])
     report = done.stdout + done.stderr
     assert done.returncode == 0, f"mypy found errors in hhx/ ([tool.mypy], pyproject.toml):\n{report}"
+
+
+MAX_FILE_LINES, MAX_FUNCTION_LINES = 600, 80
+
+
+def test_modules_and_functions_stay_readable() -> None:
+    """No module of hhx/ over 600 lines, no function (docstring and nested ones included) over
+    80: a longer one is split along its steps."""
+    too_long = []
+    for path in sorted((ROOT / "hhx").rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(ROOT)
+        if len(text.splitlines()) > MAX_FILE_LINES:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    assert not too_long, "split these (ARCHITECTURE.md):\n" + "\n".join(too_long)
