@@ -64,7 +64,7 @@ def phase(name: str, work: Path, per_month: int) -> dict:
 
     if name == "prepare":  # demo raw files + intermediates (not measured against anything)
         t0 = time.perf_counter()
-        prepare_sources(_cfg(work, per_month), ["sce", "sce_financing", "cpi", "fred_qd"])
+        prepare_sources(_cfg(work, per_month).data, ["sce", "sce_financing", "cpi", "fred_qd"])
         return {"seconds": time.perf_counter() - t0,
                 "rows": pq.read_metadata(work / "inter" / "sce_core.parquet").num_rows}
     if name == "survey":
@@ -76,7 +76,7 @@ def phase(name: str, work: Path, per_month: int) -> dict:
         return {"seconds": time.perf_counter() - t0, "rows": report.rows["sce_core"]}
     cfg = _cfg(work, per_month, name)
     t0 = time.perf_counter()
-    bench = build_bench_task(cfg, as_task(cfg.task))
+    bench = build_bench_task(cfg.data, as_task(cfg.task))
     return {"seconds": time.perf_counter() - t0, "rows": len(bench.prompts)}
 
 

@@ -46,10 +46,10 @@ def build_sources(cfg: DictConfig, names: list[str]) -> dict[str, BuildReport | 
     """Build `names` and their dependencies (stale ones only); print one line per source."""
     from hhx.tasks.sources import ensure_demo_raw, ensure_surveys
 
-    surveys = run_surveys(cfg, names)
-    if is_synthetic(cfg):
-        ensure_demo_raw(cfg, surveys)
-    results = ensure_surveys(cfg, surveys, force=bool(cfg.data.rebuild))
+    surveys = run_surveys(cfg.data, names, cfg.get("survey"))
+    if is_synthetic(cfg.data):
+        ensure_demo_raw(cfg.data, surveys)
+    results = ensure_surveys(cfg.data, surveys, force=bool(cfg.data.rebuild))
     for wave in survey_waves(surveys):
         for n in wave:
             report = results.get(n)
@@ -78,8 +78,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 def _build(cfg: DictConfig, name: str | None, run_id: str | None,
            experiment: str) -> dict[str, Any]:
     t0 = time.perf_counter()
-    tags = {"hhx.stage": "build", "hhx.data_source": source_of(cfg).value,
-            "hhx.synthetic": "true" if is_synthetic(cfg) else "false", "hhx.status": "finished"}
+    tags = {"hhx.stage": "build", "hhx.data_source": source_of(cfg.data).value,
+            "hhx.synthetic": "true" if is_synthetic(cfg.data) else "false", "hhx.status": "finished"}
     if name:
         names = survey_names() if name == ALL else [name]
         try:
@@ -96,13 +96,13 @@ def _build(cfg: DictConfig, name: str | None, run_id: str | None,
         metrics["sources_built"] = len(built)
         metrics["sources_up_to_date"] = len(results) - len(built)
         tags["hhx.survey"] = name
-        if synthetic_inputs(cfg, list(results)):  # generated raw files, even as data=raw
+        if synthetic_inputs(cfg.data, list(results)):  # generated raw files, even as data=raw
             tags["hhx.synthetic"] = "true"
         params = {**flatten_config(cfg), **{f"input.{k}": v for r in built.values()
                                             for k, v in r.inputs.items()}}
     else:
         task = as_task(cfg.task)
-        bench = build_bench_task(cfg, task)
+        bench = build_bench_task(cfg.data, task, cfg.get("survey"))
         counts = bench.splits["split"].value_counts().to_dict() if bench.splits is not None else {}
         metrics = {"rows": len(bench.prompts), **{f"rows.{k}": v for k, v in counts.items()}}
         tags.update({"hhx.task": task.name, **origin_tags(task.name)})

@@ -44,7 +44,7 @@ def split_gold(cfg: DictConfig, task: Any, split: str,
     """The split's evaluated rows (from the configured data), or the gold file cut to them."""
     from hhx.tasks.sources import load_bench
 
-    bench = load_bench(cfg, task)
+    bench = load_bench(cfg.data, task, cfg.get("survey"))
     examples = bench.eval_examples(split, cfg.data.max_examples)
     if gold is None:
         return examples[GOLD_KEYS].to_dict("records")

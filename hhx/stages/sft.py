@@ -54,7 +54,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "hhx.base_model": str(cfg.model.model_path or cfg.model.model_id),
         "hhx.sft.preset": str(cfg.sft.name),
         "hhx.sft.loss": str(cfg.sft.loss),
-        "hhx.data_source": source_of(cfg).value,
+        "hhx.data_source": source_of(cfg.data).value,
         "hhx.synthetic": "true" if synthetic else "false",
         "hhx.sft.chat_sha256": sft_set.info["chat_sha256"],
     }
@@ -79,7 +79,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "sft_rows": sft_set.total_rows,
     }
     tracker.finish(metrics, [result.adapter_dir, out / CURVE_FILE])
-    label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg).value} data"
+    label = "SYNTHETIC demo data" if synthetic else f"{source_of(cfg.data).value} data"
     print(f"\nSFT {cfg.model.name} · {cfg.sft.name} · loss={cfg.sft.loss} · {label}")
     first = "—" if result.first_loss is None else f"{result.first_loss:.4f}"
     final = "—" if result.final_loss is None else f"{result.final_loss:.4f}"

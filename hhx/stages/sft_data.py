@@ -27,7 +27,7 @@ from hhx.tracking.mlflow_run import flatten_config, log_run
 
 
 def release_root(cfg: DictConfig) -> Path:
-    if source_of(cfg) is DataSource.official:
+    if source_of(cfg.data) is DataSource.official:
         if OmegaConf.is_missing(cfg.data, "root"):
             raise ConfigError("data=official needs data.root=<folder of the official release>")
         if str(cfg.data.layout) != "release":
@@ -62,7 +62,7 @@ def build_baseline_tasks(cfg: DictConfig, wanted: list[str]) -> list[str]:
                     )
                 bar.update(1)
                 continue
-            build_bench_task(cfg, task)
+            build_bench_task(cfg.data, task, cfg.get("survey"))
             built.append(name)
             bar.update(1)
     return built
@@ -72,12 +72,12 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     t0 = time.perf_counter()
     root = release_root(cfg)
     wanted = list(cfg.sft.tasks)
-    if source_of(cfg) is not DataSource.official:
+    if source_of(cfg.data) is not DataSource.official:
         built = build_baseline_tasks(cfg, wanted)
         wanted = wanted or built
     out = sft_data_dir(cfg)
     sft_set = write_sft_set(root, out, wanted, int(cfg.sft.rows_per_task))
-    label = "SYNTHETIC demo data" if sft_set.synthetic else f"{source_of(cfg).value} data"
+    label = "SYNTHETIC demo data" if sft_set.synthetic else f"{source_of(cfg.data).value} data"
     print(f"\nSFT set · {sft_set.total_rows:,} rows · {len(sft_set.manifest)} baseline tasks · "
           f"{label}")
     print(sft_set.manifest.to_string(index=False))
@@ -87,7 +87,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     metrics.update(total_rows=sft_set.total_rows, seconds=time.perf_counter() - t0)
     log_run(cfg.tracking, run_name="sft_data" + (" [synthetic]" if sft_set.synthetic else ""),
             params=flatten_config(cfg),
-            tags={"hhx.stage": "sft_data", "hhx.data_source": source_of(cfg).value,
+            tags={"hhx.stage": "sft_data", "hhx.data_source": source_of(cfg.data).value,
                   "hhx.synthetic": "true" if sft_set.synthetic else "false",
                   "hhx.sft.chat_sha256": sft_set.info["chat_sha256"]},
             metrics=metrics, artifact_dir=None)

@@ -46,19 +46,20 @@ MACRO_INTERMEDIATE = "householdbench_macro_context"
 __all__ = ["load_survey", "survey_config", "build_survey", "build_bench_task", "load_bench"]
 
 
-def source_of(cfg: DictConfig) -> DataSource:
-    src = cfg.data.source
+def source_of(data: DictConfig) -> DataSource:
+    """`data.source` as the enum (the `data` group may hold its name)."""
+    src = data.source
     return src if isinstance(src, DataSource) else DataSource(str(src))
 
 
-def is_synthetic(cfg: DictConfig) -> bool:
-    return source_of(cfg) is DataSource.demo
+def is_synthetic(data: DictConfig) -> bool:
+    return source_of(data) is DataSource.demo
 
 
-def survey_config(cfg: DictConfig, name: str) -> SurveyConfig:
+def survey_config(name: str, selected: DictConfig | None = None) -> SurveyConfig:
     """The survey config for `name`: the selected `survey` group if it matches, else its file."""
-    if cfg.get("survey") is not None and cfg.survey.name == name:
-        survey = OmegaConf.to_object(cfg.survey)
+    if selected is not None and selected.name == name:
+        survey = OmegaConf.to_object(selected)
         assert isinstance(survey, SurveyConfig)
         return survey
     return load_survey(name)
@@ -81,25 +82,26 @@ def build_survey(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildRep
 # the sources a run reads
 
 
-def run_surveys(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig]:
+def run_surveys(data: DictConfig, names: list[str],
+                survey: DictConfig | None = None) -> dict[str, SurveyConfig]:
     """`names` and their dependencies as this run configures them: the files in conf/survey/,
     the selected `survey` group (with its command-line overrides) for its own name, and
     `data.fred_qd` (when set) for every source that reads a FRED-QD file."""
     selected: dict[str, SurveyConfig] = {}
-    if cfg.get("survey") is not None and cfg.survey.get("name") not in (None, ALL):
-        selected[str(cfg.survey.name)] = survey_config(cfg, str(cfg.survey.name))
+    if survey is not None and survey.get("name") not in (None, ALL):
+        selected[str(survey.name)] = survey_config(str(survey.name), survey)
     surveys = with_dependencies(names, selected)
-    fred = cfg.data.get("fred_qd")
+    fred = data.get("fred_qd")
     if fred:
         fred_path = str(Path(fred).expanduser().resolve())
-        for survey in surveys.values():
-            if "fred_qd" in survey.raw:
-                survey.raw["fred_qd"] = fred_path
+        for source in surveys.values():
+            if "fred_qd" in source.raw:
+                source.raw["fred_qd"] = fred_path
     return surveys
 
 
-def _check_fred_qd(cfg: DictConfig) -> None:
-    fred = cfg.data.get("fred_qd")
+def _check_fred_qd(data: DictConfig) -> None:
+    fred = data.get("fred_qd")
     if fred and not Path(fred).expanduser().is_file():
         raise DataError(
             f"{fred}: FRED-QD file not found (data.fred_qd); download the quarterly vintage from "
@@ -107,13 +109,13 @@ def _check_fred_qd(cfg: DictConfig) -> None:
         )
 
 
-def demo_end_month(cfg: DictConfig, end: str) -> str:
+def demo_end_month(data: DictConfig, end: str) -> str:
     """The CPS demo's last month, clamped to what a real FRED-QD file (data.fred_qd) covers."""
-    if not cfg.data.get("fred_qd"):
+    if not data.get("fred_qd"):
         return end
     from hhx.surveys.macro.fred_qd import read_fred_qd
 
-    fred = read_fred_qd(cfg.data.fred_qd)
+    fred = read_fred_qd(data.fred_qd)
     last = pd.Timestamp(fred["sasdate"].max()).to_period("Q")
     # Observations in quarter Q use Q-1 as their macro reference, so the next quarter is covered;
     # one more month gives the t+1 outcomes of its last baseline month.
@@ -121,24 +123,24 @@ def demo_end_month(cfg: DictConfig, end: str) -> str:
     return min(end, covered)
 
 
-def ensure_demo_raw(cfg: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
+def ensure_demo_raw(data: DictConfig, surveys: dict[str, SurveyConfig]) -> None:
     """Write the demo's synthetic raw files of `surveys` (seeded, once; hhx.surveys.synthetic.demo),
     independent generators in parallel. A real FRED-QD file given as data.fred_qd replaces the
     synthetic one."""
     from hhx.surveys.synthetic.demo import current_files, write_demo
 
-    raw_dir = Path(cfg.data.raw_dir)
-    seed = int(cfg.data.demo.seed)
+    raw_dir = Path(data.raw_dir)
+    seed = int(data.demo.seed)
     requests = []
     for name, survey in sorted(surveys.items()):
-        if name == "fred_qd" and cfg.data.fred_qd:
+        if name == "fred_qd" and data.fred_qd:
             continue
-        given = (cfg.data.demo.surveys or {}).get(name) or {}
+        given = (data.demo.surveys or {}).get(name) or {}
         overrides = dict(OmegaConf.to_container(given)  # type: ignore[arg-type]  # a mapping
                          if OmegaConf.is_config(given) else given)
         if name == "cps" and "end" in survey.demo:
             end = str(overrides.get("end", survey.demo["end"]))
-            overrides["end"] = demo_end_month(cfg, end)
+            overrides["end"] = demo_end_month(data, end)
         if current_files(survey, raw_dir, seed=seed, overrides=overrides) is None:
             requests.append((survey, overrides))
     if not requests:
@@ -189,13 +191,13 @@ def _build_one(survey: SurveyConfig, raw_dir: Path, out_dir: Path) -> BuildRepor
 
 
 def ensure_surveys(
-    cfg: DictConfig, surveys: dict[str, SurveyConfig], *, force: bool = False
+    data: DictConfig, surveys: dict[str, SurveyConfig], *, force: bool = False
 ) -> dict[str, BuildReport | None]:
     """Build every stale source of `surveys` (dependencies first; independent ones of a wave in
     parallel). Returns name -> its report, or None when it was already up to date. Failures
     (e.g. raw files not downloaded) are collected, their dependents skipped, and one error line
     lists them all at the end."""
-    raw_dir, inter_dir = Path(cfg.data.raw_dir), Path(cfg.data.intermediate_dir)
+    raw_dir, inter_dir = Path(data.raw_dir), Path(data.intermediate_dir)
     sweep_stale_temps([raw_dir, inter_dir])  # what a killed build left behind
     fps = Fingerprints(inter_dir / STATE_DIR / "fingerprints.json")
     results: dict[str, BuildReport | None] = {}
@@ -245,9 +247,9 @@ def ensure_surveys(
     return results
 
 
-def synthetic_inputs(cfg: DictConfig, names: list[str]) -> bool:
+def synthetic_inputs(data: DictConfig, names: list[str]) -> bool:
     """Whether any of these built sources came from generated raw files."""
-    inter_dir = Path(cfg.data.intermediate_dir)
+    inter_dir = Path(data.intermediate_dir)
     return any(bool((read_stamp(inter_dir, n) or {}).get("synthetic")) for n in names)
 
 
@@ -269,35 +271,37 @@ def _package_digest(packages: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
-def prepare_sources(cfg: DictConfig, names: list[str]) -> dict[str, SurveyConfig]:
+def prepare_sources(data: DictConfig, names: list[str],
+                    survey: DictConfig | None = None) -> dict[str, SurveyConfig]:
     """Demo raw files (data=demo), then every stale intermediate of `names` (and dependencies)."""
-    _check_fred_qd(cfg)
-    surveys = run_surveys(cfg, names)
-    if is_synthetic(cfg):
-        ensure_demo_raw(cfg, surveys)
-    ensure_surveys(cfg, surveys, force=bool(cfg.data.rebuild))
+    _check_fred_qd(data)
+    surveys = run_surveys(data, names, survey)
+    if is_synthetic(data):
+        ensure_demo_raw(data, surveys)
+    ensure_surveys(data, surveys, force=bool(data.rebuild))
     return surveys
 
 
-def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
+def build_bench_task(data: DictConfig, task: TaskConfig,
+                     survey: DictConfig | None = None) -> BenchTask:
     """Raw files -> intermediates -> the task in the official release layout (demo or raw)."""
     own = own_task_dir(task.name)
     if own is not None and not task.builder:  # built already, beside its YAML: checked, read
-        return load_own_release(cfg, task, own)
+        return load_own_release(data, task, own)
     if not task.builder:
         raise ConfigError(
             f"task {task.name!r} cannot be built by hhx yet; evaluate it on the official release "
             f"with data=official data.root=<download>"
         )
-    root = Path(cfg.data.root)
-    inter_dir = Path(cfg.data.intermediate_dir)
+    root = Path(data.root)
+    inter_dir = Path(data.intermediate_dir)
     sweep_stale_temps([root])
     with file_lock(inter_dir / STATE_DIR / "build.lock"):
         try:
-            surveys = prepare_sources(cfg, list(task.intermediates))
+            surveys = prepare_sources(data, list(task.intermediates), survey)
         except HhxError as exc:
             raise HhxError(f"task {task.name}: {exc}") from None
-        synthetic = is_synthetic(cfg) or synthetic_inputs(cfg, list(surveys))
+        synthetic = is_synthetic(data) or synthetic_inputs(data, list(surveys))
         state = {
             "task": as_plain(task),
             "code": _package_digest(TASK_CODE),
@@ -308,8 +312,8 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         own_code = builder_digest(task.name, task.builder)
         if own_code is not None:  # an own task's builder lives outside hhx (official: absent)
             state["own_builder"] = own_code
-        if not cfg.data.rebuild and is_fresh(root, task.name, state):
-            return load_bench_task(root, task, source=source_of(cfg).value, synthetic=synthetic)
+        if not data.rebuild and is_fresh(root, task.name, state):
+            return load_bench_task(root, task, source=source_of(data).value, synthetic=synthetic)
         from hhx.tasks.build import build_task  # only to build: a fresh task just loads
 
         macro = pd.read_parquet(inter_dir / f"{MACRO_INTERMEDIATE}.parquet")
@@ -321,7 +325,7 @@ def build_bench_task(cfg: DictConfig, task: TaskConfig) -> BenchTask:
         return bench
 
 
-def load_own_release(cfg: DictConfig, task: TaskConfig, folder: Path) -> BenchTask:
+def load_own_release(data: DictConfig, task: TaskConfig, folder: Path) -> BenchTask:
     """An own task without a builder: its release files beside its YAML (hhx/tasks/own.py)."""
     if not has_release(task.name):
         missing = [f.format(task.name) for f in RELEASE_FILES
@@ -330,32 +334,33 @@ def load_own_release(cfg: DictConfig, task: TaskConfig, folder: Path) -> BenchTa
             f"own task {task.name}: {folder} lacks {', '.join(missing)}; an own task either "
             "names its builder (builder: <file>.py in its YAML) or holds its built release "
             "files beside task/ (tabular/, prompts/, splits/)")
-    source = source_of(cfg)
+    source = source_of(data)
     return load_bench_task(folder, task, source=source.value,
                            synthetic=source is DataSource.demo)
 
 
-def load_bench(cfg: DictConfig, task: TaskConfig) -> BenchTask:
-    """The task in the official layout, from the configured data source (an own task without
-    a builder: from its own folder)."""
+def load_bench(data: DictConfig, task: TaskConfig, survey: DictConfig | None = None) -> BenchTask:
+    """The task in the official layout, from the data source the run's `data` group names (an
+    own task without a builder: from its own folder); `survey`: the `survey` group a command
+    selected (its overrides apply to that source when the task is built), None for none."""
     own = own_task_dir(task.name)
     if own is not None and not task.builder:
-        return load_own_release(cfg, task, own)
-    source = source_of(cfg)
+        return load_own_release(data, task, own)
+    source = source_of(data)
     if own is not None and source is DataSource.official:
         raise ConfigError(
             f"own task {task.name} is built by its builder from survey intermediates; run it with "
             "data=demo or data=raw, or put its built release files beside its YAML and drop "
             "`builder:`")
     if source is DataSource.official:
-        if OmegaConf.is_missing(cfg.data, "root"):
+        if OmegaConf.is_missing(data, "root"):
             raise ConfigError("data=official needs data.root=<folder of the official download>")
         return load_bench_task(
-            Path(cfg.data.root),
+            Path(data.root),
             task,
-            layout=str(cfg.data.layout),
-            split=str(cfg.data.split),
+            layout=str(data.layout),
+            split=str(data.split),
             source=source.value,
             synthetic=False,
         )
-    return build_bench_task(cfg, task)
+    return build_bench_task(data, task, survey)

@@ -122,9 +122,9 @@ def build_demo(root: Path, names: list[str]) -> Path:
     from tests.tasks.test_sources import cfg_for
 
     cfg = cfg_for(root, SMALL_DEMO)
-    surveys = run_surveys(cfg, names)
-    ensure_demo_raw(cfg, surveys)
-    ensure_surveys(cfg, surveys)
+    surveys = run_surveys(cfg.data, names)
+    ensure_demo_raw(cfg.data, surveys)
+    ensure_surveys(cfg.data, surveys)
     return root / "inter"
 
 

@@ -59,34 +59,34 @@ def test_every_task_names_known_sources_and_the_macro_context():
 
 def test_sources_are_fresh_by_content_not_by_path_or_mtime(tmp_path, monkeypatch):
     cfg = cfg_for(tmp_path)
-    surveys = run_surveys(cfg, ["cps_ui_policy"])
-    ensure_demo_raw(cfg, surveys)
-    first = ensure_surveys(cfg, surveys)
+    surveys = run_surveys(cfg.data, ["cps_ui_policy"])
+    ensure_demo_raw(cfg.data, surveys)
+    first = ensure_surveys(cfg.data, surveys)
     assert first["cps_ui_policy"] is not None  # built
-    assert ensure_surveys(cfg, surveys) == {"cps_ui_policy": None}  # up to date
+    assert ensure_surveys(cfg.data, surveys) == {"cps_ui_policy": None}  # up to date
     dta = next((tmp_path / "raw").rglob("*.dta"))
     os.utime(dta, (time.time() + 100, time.time() + 100))  # touched, same bytes
-    assert ensure_surveys(cfg, surveys) == {"cps_ui_policy": None}
+    assert ensure_surveys(cfg.data, surveys) == {"cps_ui_policy": None}
     monkeypatch.chdir(tmp_path)  # the same folders by relative paths
     rel = cfg_for(tmp_path)
     rel.data.raw_dir, rel.data.intermediate_dir = "raw", "inter"
-    assert ensure_surveys(rel, run_surveys(rel, ["cps_ui_policy"])) == {"cps_ui_policy": None}
+    assert ensure_surveys(rel.data, run_surveys(rel.data, ["cps_ui_policy"])) == {"cps_ui_policy": None}
     cfg.data.demo.seed = 7  # other bytes at the same path: rebuilt
-    ensure_demo_raw(cfg, surveys)
-    assert ensure_surveys(cfg, surveys)["cps_ui_policy"] is not None
+    ensure_demo_raw(cfg.data, surveys)
+    assert ensure_surveys(cfg.data, surveys)["cps_ui_policy"] is not None
     stamp = read_stamp(tmp_path / "inter", "cps_ui_policy")
     assert stamp is not None and len(stamp["state"]["raw"]["ui_policy"]) == 64
 
 
 def test_a_dependency_rebuilt_invalidates_its_dependents(tmp_path):
     cfg = cfg_for(tmp_path)
-    surveys = run_surveys(cfg, ["fred_qd"])
-    ensure_demo_raw(cfg, surveys)
-    assert all(r is not None for r in ensure_surveys(cfg, surveys).values())
+    surveys = run_surveys(cfg.data, ["fred_qd"])
+    ensure_demo_raw(cfg.data, surveys)
+    assert all(r is not None for r in ensure_surveys(cfg.data, surveys).values())
     cpi_file = sorted((tmp_path / "raw" / "macro" / "cpi").iterdir())[0]
     lines = cpi_file.read_text().splitlines(keepends=True)
     cpi_file.write_text("".join(lines[:-1]))  # the last observation dropped
-    again = ensure_surveys(cfg, surveys)
+    again = ensure_surveys(cfg.data, surveys)
     assert again["cpi"] is not None and again["fred_qd"] is not None
 
 
@@ -144,14 +144,14 @@ def test_a_changed_helper_module_rebuilds_its_source(tmp_path, monkeypatch):
     import hhx.surveys.freshness as freshness
 
     cfg = cfg_for(tmp_path, "data.demo.surveys={cps: {n_households: 200}}")
-    surveys = run_surveys(cfg, ["cps"])
-    ensure_demo_raw(cfg, surveys)
+    surveys = run_surveys(cfg.data, ["cps"])
+    ensure_demo_raw(cfg.data, surveys)
     monkeypatch.setattr(freshness, "HHX_DIR", _hhx_copy(tmp_path))
-    assert ensure_surveys(cfg, surveys)["cps"] is not None
-    assert ensure_surveys(cfg, surveys) == {"cps": None}
+    assert ensure_surveys(cfg.data, surveys)["cps"] is not None
+    assert ensure_surveys(cfg.data, surveys) == {"cps": None}
     labels = freshness.HHX_DIR / "surveys" / "cps" / "labels.py"  # the CPS reader's label maps
     labels.write_text(labels.read_text() + "\n# changed\n")
-    assert ensure_surveys(cfg, surveys)["cps"] is not None
+    assert ensure_surveys(cfg.data, surveys)["cps"] is not None
 
 
 def test_fingerprint_cache_hashes_a_file_once(tmp_path, monkeypatch):
@@ -211,8 +211,8 @@ def test_a_temporary_whose_writer_dies_during_the_next_build_is_removed_by_its_e
     """A killed build's worker can outlive the killed run and the next run's start-up sweep (alive:
     its scratch file is kept), then die: the build sweeps again when it ends."""
     cfg = cfg_for(tmp_path)
-    surveys = run_surveys(cfg, ["cps_ui_policy"])
-    ensure_demo_raw(cfg, surveys)
+    surveys = run_surveys(cfg.data, ["cps_ui_policy"])
+    ensure_demo_raw(cfg.data, surveys)
     worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     inter = tmp_path / "inter"
     inter.mkdir(parents=True, exist_ok=True)
@@ -229,7 +229,7 @@ def test_a_temporary_whose_writer_dies_during_the_next_build_is_removed_by_its_e
 
     monkeypatch.setattr(data_stage, "_survey_state", state_then_the_worker_dies)
     try:
-        ensure_surveys(cfg, surveys)
+        ensure_surveys(cfg.data, surveys)
     finally:
         worker.kill()
     assert not orphan.exists()
@@ -299,7 +299,7 @@ def test_every_buildable_task_builds_on_the_demo(name, demo_dir):
     at least 100 rows (the official row-fallback minimum)."""
     cfg = cfg_for(demo_dir)
     task = load_task(name)
-    bench = build_bench_task(cfg, task)
+    bench = build_bench_task(cfg.data, task)
     counts = bench.splits["split"].value_counts()
     assert {"train", "validation", "pre_cutoff_test"} <= set(counts.index), counts
     assert (counts >= 100).all(), counts.to_dict()

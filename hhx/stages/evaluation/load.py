@@ -57,7 +57,7 @@ def selection_rule(bench: BenchTask, split: str, limit: int | None) -> tuple[int
 
 def load(run: EvalRun) -> Selection:
     """The task from the configured data source and the split's evaluated rows (none: an error)."""
-    bench = load_bench(run.config, run.task)
+    bench = load_bench(run.data, run.task, run.survey)
     examples = bench.eval_examples(run.split, run.max_examples)
     if examples.empty:
         raise DataError(f"task {run.task.name}: split {run.split} has no rows in {bench.root}")

@@ -29,8 +29,10 @@ class ScoreOptions:
 class EvalRun:
     """One task x one model: which rows, which predictor, how it is scored and where it is tracked.
 
-    `config` is the whole config for the three readers that take it as it is: the predictor
-    factory, the data sources (which build the task) and the sweep cell (its identity)."""
+    The data sources get the `data` group (and the `survey` group a command selected); `config`
+    is the whole config for the two readers that take it as it is: the predictor factory (each
+    backend reads its settings there, from several groups: model, decoding, aggregation, prompt,
+    seed, paths) and the sweep cell (its identity hashes every setting that changes a result)."""
 
     task: TaskConfig
     # `<model>`, `<model>+lora:<adapter>`, `<model> [few_shot k=3]` (hhx.tracking.labels.model_label)
@@ -47,6 +49,8 @@ class EvalRun:
     compare_no_change: bool
     publish_baselines: bool  # model.xgboost.publish_baselines
     tracking: TrackingConfig
+    data: DictConfig  # the `data` group, as the data sources read it
+    survey: DictConfig | None  # the `survey` group a command selected (its overrides), or None
     config: DictConfig
     prompt: PromptVariant = OFFICIAL  # the prompt variant (prompt=; official by default)
 
@@ -73,7 +77,7 @@ def eval_run(cfg: DictConfig) -> EvalRun:
         base_model=str(cfg.model.name),
         adapter=str(Path(adapter).resolve()) if adapter else "",
         model_cutoff=str(cfg.model.cutoff or ""),
-        source=source_of(cfg),
+        source=source_of(cfg.data),
         split=str(cfg.data.split),
         max_examples=cfg.data.max_examples,
         scoring=ScoreOptions(
@@ -84,6 +88,8 @@ def eval_run(cfg: DictConfig) -> EvalRun:
         compare_no_change=bool(cfg.compare_no_change),
         publish_baselines=xgboost is None or bool(xgboost.get("publish_baselines", True)),
         tracking=_tracking(cfg.tracking),
+        data=cfg.data,
+        survey=cfg.get("survey"),
         config=cfg,
         prompt=prompt,
     )
