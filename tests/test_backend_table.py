@@ -88,7 +88,9 @@ def test_consumers_read_the_table(monkeypatch, tmp_path):
         spec, resources=Resources(3, 5, 7, 11), factory="hhx.predictors.needs:needs"))
     assert job_resources(cfg.model) == Resources(3, 5, 7, 11)
     monkeypatch.setattr("hhx.predictors.needs.needs", lambda cfg: ("made", cfg))
-    assert base.make_predictor(cfg) == ("made", cfg)
+    made, given = base.make_predictor(cfg)  # the factory gets the predictor's part of the config
+    assert made == "made" and given == base.predictor_config(cfg) and given.model == cfg.model
+    assert given.get("decoding") is None and not hasattr(given, "tracking")
     assert estimate(cfg, pd.DataFrame({"prompt": ["x"]}))["requests"] == 0
     from hhx.stages import sft
 

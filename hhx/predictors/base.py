@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hhx.bounds import enum_text
 from hhx.catalog import Kind, backend_spec
-from hhx.predictors.protocol import Predictor
+from hhx.predictors.protocol import Predictor, PredictorConfig
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -34,7 +34,21 @@ def preflight(cfg: HhxConfig | DictConfig) -> None:
 _PREFLIGHTED: list[Any] = []
 
 
-def _check(cfg: HhxConfig | DictConfig) -> None:
+def predictor_config(cfg: HhxConfig | DictConfig | PredictorConfig) -> PredictorConfig:
+    """The parts of a run's config a predictor reads (protocol.PredictorConfig)."""
+    if isinstance(cfg, PredictorConfig):
+        return cfg
+
+    def part(key: str) -> Any:
+        return cfg.get(key) if hasattr(cfg, "get") else getattr(cfg, key, None)
+
+    return PredictorConfig(model=cfg.model, decoding=part("decoding"),
+                           aggregation=part("aggregation"), prompt=part("prompt"),
+                           score=part("score"), seed=part("seed"), paths=part("paths"))
+
+
+def _check(full: HhxConfig | DictConfig) -> None:
+    cfg = predictor_config(full)
     spec = backend_spec(cfg.model.backend)
     if spec.kind is Kind.custom:  # the target imports and is a predictor: one line if not
         from hhx.predictors.custom import make
@@ -56,12 +70,13 @@ def _check(cfg: HhxConfig | DictConfig) -> None:
     endpoint_preflight(settings)
 
 
-def make_predictor(cfg: HhxConfig | DictConfig) -> Predictor:
+def make_predictor(cfg: HhxConfig | DictConfig | PredictorConfig) -> Predictor:
     """Instantiate the predictor that `cfg.model.backend` names (its factory in hhx/catalog.py;
-    modules are imported lazily so optional extras stay optional)."""
+    modules are imported lazily so optional extras stay optional). The factory gets the
+    predictor's part of the config (PredictorConfig), not the task, data or tracking settings."""
     module_name, factory = backend_spec(cfg.model.backend).factory.split(":")
     module = importlib.import_module(module_name)
-    return getattr(module, factory)(cfg)
+    return getattr(module, factory)(predictor_config(cfg))
 
 
 def model_schema(backend: object) -> type[ModelConfig]:

@@ -55,14 +55,13 @@ from typing import TYPE_CHECKING, Any
 
 from hhx.config import ModelConfig
 from hhx.errors import ConfigError, HhxError, PredictorError
-from hhx.predictors.protocol import PredictionRow
+from hhx.predictors.protocol import PredictionRow, PredictorConfig
 
 if TYPE_CHECKING:
     import pandas as pd
-    from omegaconf import DictConfig
 
     from hhx.bench.layout import BenchTask
-    from hhx.config import HhxConfig, TaskConfig
+    from hhx.config import TaskConfig
 
 ENTRY_POINT_GROUP = "hhx.predictors"
 REGISTERED = "registered:"
@@ -250,7 +249,7 @@ def adapt(target: str, obj: Any, params: dict[str, Any], name: str) -> Any:
     return CustomPredictor(name, obj)
 
 
-def make(cfg: HhxConfig | DictConfig) -> Any:
+def make(cfg: PredictorConfig) -> Any:
     model = cfg.model
     target = getattr(model, "target", None)
     if not target:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from hhx.bench.layout import BenchTask
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 
 class NoChange:
@@ -34,5 +34,5 @@ class NoChange:
         return {}
 
 
-def make(cfg: HhxConfig) -> NoChange:
+def make(cfg: PredictorConfig) -> NoChange:
     return NoChange()

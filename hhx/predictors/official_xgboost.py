@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from hhx.bench.layout import BenchTask
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 
 class OfficialXGBoost:
@@ -63,5 +63,5 @@ class OfficialXGBoost:
         return {}
 
 
-def make(cfg: HhxConfig) -> OfficialXGBoost:
+def make(cfg: PredictorConfig) -> OfficialXGBoost:
     return OfficialXGBoost()

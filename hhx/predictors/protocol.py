@@ -1,7 +1,8 @@
 """The predictor contract, after scikit-learn's estimators: `fit` on a task, `predict` rows.
 
 Every backend (no-change, XGBoost, litellm, vLLM, llama.cpp, transformers) implements it; the
-evaluate stage knows nothing else about them. Kept apart from the backend factory (base.py) so
+evaluate stage knows nothing else about them. A backend's factory `make(cfg: PredictorConfig)`
+gets the parts of the run's config a predictor reads, not the task, data or tracking settings. Kept apart from the backend factory (base.py) so
 that the backends can import it without importing the factory that imports them.
 """
 
@@ -30,6 +31,28 @@ class PredictionRow:
 
     def official(self) -> dict[str, Any]:
         return {"id": self.id, "time": self.time, "prediction": self.prediction}
+
+
+@dataclass(frozen=True)
+class PredictorConfig:
+    """What a backend's factory (and its pre-flight check) reads of a run's config: the model,
+    how it is asked and how its draws are combined (decoding, aggregation, the prompt variant),
+    the scorer's repair switches its answer parser follows, the run's seed and its folders (the
+    response cache). The groups are the run's own nodes, so interpolations resolve as composed
+    and missing values read as they do there; a group a config lacks is None."""
+
+    model: Any
+    decoding: Any = None
+    aggregation: Any = None
+    prompt: Any = None
+    score: Any = None
+    seed: Any = None
+    paths: Any = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A group by name, as `DictConfig.get` gives it (None when the config lacks it)."""
+        value = getattr(self, key, None)
+        return default if value is None else value
 
 
 class Predictor(Protocol):

@@ -81,7 +81,7 @@ from hhx.tasks.registry import distribution_vectors
 if TYPE_CHECKING:
     from hhx.bench.baselines import Publication
     from hhx.bench.layout import BenchTask
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 log = logging.getLogger(__name__)
 
@@ -561,5 +561,5 @@ class XGBoostPredictor:
         return metrics
 
 
-def make(cfg: HhxConfig) -> XGBoostPredictor:
+def make(cfg: PredictorConfig) -> XGBoostPredictor:
     return XGBoostPredictor(cfg.model.xgboost)

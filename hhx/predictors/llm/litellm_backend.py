@@ -38,7 +38,7 @@ from hhx.predictors.llm.transport import (
 from hhx.secrets import clean_line
 
 if TYPE_CHECKING:
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 
 def import_litellm() -> Any:
@@ -251,7 +251,7 @@ class LiteLLMTransport:
         )
 
 
-def make(cfg: HhxConfig) -> LLMPredictor:
+def make(cfg: PredictorConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
     return LLMPredictor(settings, LiteLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
                         prompt=variant_from_config(cfg))

@@ -55,7 +55,7 @@ from hhx.predictors.llm.transport import Choice, Response, TransportError
 from hhx.secrets import clip
 
 if TYPE_CHECKING:
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ class LlamaCppTransport:
         return await future
 
 
-def make(cfg: HhxConfig) -> LLMPredictor:
+def make(cfg: PredictorConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
     weights_dir = Path(cfg.paths.cache_dir) / "gguf"
     return LLMPredictor(

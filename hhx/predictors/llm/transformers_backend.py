@@ -27,7 +27,7 @@ from hhx.predictors.llm.settings import LLMSettings, settings_from_config
 from hhx.predictors.llm.transport import Choice, Response, TransportError
 
 if TYPE_CHECKING:
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 # model.extra keys this backend reads itself (the rest is refused, not silently ignored).
 EXTRA_KEYS = ("dtype", "device", "threads")
@@ -199,7 +199,7 @@ class TransformersTransport:
         return results
 
 
-def make(cfg: HhxConfig) -> LLMPredictor:
+def make(cfg: PredictorConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
     return LLMPredictor(settings, TransformersTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
                         prompt=variant_from_config(cfg))

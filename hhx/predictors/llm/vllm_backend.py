@@ -24,7 +24,7 @@ from hhx.predictors.llm.transport import Choice, Response, TransportError
 from hhx.secrets import clip
 
 if TYPE_CHECKING:
-    from hhx.config import HhxConfig
+    from hhx.predictors.protocol import PredictorConfig
 
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p")
 
@@ -181,7 +181,7 @@ class VLLMTransport:
         return results
 
 
-def make(cfg: HhxConfig) -> LLMPredictor:
+def make(cfg: PredictorConfig) -> LLMPredictor:
     settings = settings_from_config(cfg)
     return LLMPredictor(settings, VLLMTransport, cfg.paths.cache_dir, seed=int(cfg.seed),
                         prompt=variant_from_config(cfg))
