@@ -26,18 +26,17 @@ import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO)]  # hhx and the test helpers (tests.helpers) of this checkout
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from llm_servers import api_model, examples_frame, jobfind_prompt, make_cfg  # noqa: E402
 
 from hhx.predictors.base import make_predictor  # noqa: E402
 from hhx.tasks.registry import load_task  # noqa: E402
+from tests.helpers.llm_servers import api_model, examples_frame, jobfind_prompt, make_cfg  # noqa: E402
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "llm_servers.py"), "--latency", str(latency),
+        [sys.executable, str(REPO / "tests" / "helpers" / "llm_servers.py"), "--latency", str(latency),
          "--echo"],
         stdout=subprocess.PIPE, text=True,
     )

@@ -35,15 +35,14 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO)]  # hhx and the test helpers (tests.helpers) of this checkout
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from llm_servers import examples_frame, make_cfg, smollm2_path, start_llama_server  # noqa: E402
 
 from hhx.predictors.base import make_predictor  # noqa: E402
 from hhx.predictors.llm.schema import answer_schema, answer_tokens  # noqa: E402
 from hhx.scoring.parser import answer_spec, parse_answer  # noqa: E402
 from hhx.tasks.registry import load_task  # noqa: E402
+from tests.helpers.llm_servers import examples_frame, make_cfg, smollm2_path, start_llama_server  # noqa: E402
 
 TASK = "labor_cps_jobfind"
 SYSTEM = ("You are an American person answering questions about your work, job search, and "

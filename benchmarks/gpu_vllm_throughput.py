@@ -30,7 +30,7 @@ import types
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO)]  # hhx and the test helpers (tests.helpers) of this checkout
 
 # Qwen3-4B's published shape (hidden 2560, 36 layers, GQA 32/8 heads of 128, SwiGLU 9728,
 # vocab 151,936, tied embeddings): about 4.0 B parameters.
@@ -81,10 +81,9 @@ def build_model(folder: Path, words: set[str]) -> None:
 def hhx_predictor(folder: Path, cache: Path, k: int, max_tokens: int, extra: dict,
                   transport=None):
     """hhx's vLLM predictor for K draws; `transport`: an engine already loaded (one per run)."""
-    from llm_servers import make_cfg
-
     from hhx.predictors.base import make_predictor
     from hhx.tasks.registry import load_task
+    from tests.helpers.llm_servers import make_cfg
 
     cfg = make_cfg("qwen35_4b", cache, decoding="qwen_nonthinking", aggregation="k16", **{
         "decoding.enable_thinking": None, "aggregation.k": k, "decoding.max_tokens": max_tokens,
@@ -98,7 +97,7 @@ def hhx_predictor(folder: Path, cache: Path, k: int, max_tokens: int, extra: dic
 
 
 def run_hhx(predictor, task, users: list[str], cache: Path) -> tuple[float, int]:
-    from llm_servers import examples_frame
+    from tests.helpers.llm_servers import examples_frame
 
     predictor.close()
     shutil.rmtree(cache, ignore_errors=True)  # an empty response cache for every timed run
