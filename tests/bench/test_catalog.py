@@ -27,7 +27,10 @@ def composed(*overrides: str):
 
 def test_catalog_covers_every_task_and_matches_the_release_totals():
     rows = cat.catalog()
-    assert list(rows) == task_names()
+    # the official release's tasks, each a task of hhx's (in the registry's order); a task hhx
+    # adds beyond the release has no row (listing and the dry run say "?" for its sizes)
+    assert list(rows) == [name for name in task_names() if name in rows]
+    assert len(rows) == 32
     # the reference README's totals: 32 tasks, 17 on the Hub, 4,663,568 rows, 6,079 + 2,500 tests
     assert len(cat.downloadable_tasks()) == 17
     assert sum(r.rows for r in rows.values()) == 4_663_568
