@@ -8,7 +8,8 @@ predictor factory and pre-flight (hhx/predictors/base.py), a job's cluster reque
 says a model needs (hhx/stages/listing.py).
 
 A new backend is its module (with a `make(cfg)` factory, and a `ModelConfig` subclass if it has
-settings of its own), one `BackendSpec` in `BACKENDS` below and one conf/model/<name>.yaml. A new stage is its module (with `run(cfg)`) and one `StageSpec`.
+settings of its own), one `BackendSpec` in `BACKENDS` below and one conf/model/<name>.yaml. A
+new stage is its module (with `run(cfg)`) and one `StageSpec`.
 """
 
 from __future__ import annotations

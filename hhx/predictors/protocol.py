@@ -2,8 +2,9 @@
 
 Every backend (no-change, XGBoost, litellm, vLLM, llama.cpp, transformers) implements it; the
 evaluate stage knows nothing else about them. A backend's factory `make(cfg: PredictorConfig)`
-gets the parts of the run's config a predictor reads, not the task, data or tracking settings. Kept apart from the backend factory (base.py) so
-that the backends can import it without importing the factory that imports them.
+gets the parts of the run's config a predictor reads, not the task, data or tracking settings.
+Kept apart from the backend factory (base.py) so that the backends can import it without
+importing the factory that imports them.
 """
 
 from __future__ import annotations

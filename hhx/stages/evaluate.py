@@ -70,7 +70,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     # resume lookup (a finished cell, or a dry run, needs no endpoint).
     checked = not sweep_cell.in_sweep()
     if checked:
-        preflight(plan.config)
+        preflight(cfg)
     selection = load(plan)
     log.info("evaluating %d of %d rows of %s: %s", len(selection.examples),
              selection.split_rows, plan.split, selection.rule)
@@ -84,7 +84,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         resume_gc()
         return cell.outcome
     if not checked:
-        preflight(plan.config)
+        preflight(cfg)
 
     run_id = begin_run(plan.tracking, run_name=evaluated_name(plan, selection.bench),
                        tags={"hhx.stage": STAGE, "hhx.task": plan.task.name,

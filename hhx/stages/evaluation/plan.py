@@ -10,7 +10,9 @@ from omegaconf import DictConfig
 
 from hhx.bounds import enum_text
 from hhx.config import DataSource, TaskConfig, TrackingConfig
+from hhx.predictors.base import predictor_config
 from hhx.predictors.llm.prompt_variants import OFFICIAL, PromptVariant, variant_from_config
+from hhx.predictors.protocol import PredictorConfig
 from hhx.tasks.registry import as_task
 from hhx.tasks.sources import source_of
 from hhx.tracking.labels import model_label
@@ -29,10 +31,11 @@ class ScoreOptions:
 class EvalRun:
     """One task x one model: which rows, which predictor, how it is scored and where it is tracked.
 
-    The data sources get the `data` group (and the `survey` group a command selected); `config`
-    is the whole config for the two readers that take it as it is: the predictor factory (each
-    backend reads its settings there, from several groups: model, decoding, aggregation, prompt,
-    seed, paths) and the sweep cell (its identity hashes every setting that changes a result)."""
+    The data sources get the `data` group (and the `survey` group a command selected), the
+    backend's factory the predictor's part (`predictor`: model, decoding, aggregation, prompt,
+    score, seed, paths). Only what reads the config as a whole gets it, from the stage: the
+    sweep cell (its identity hashes every setting that changes a result), the run's
+    resolved.yaml and MLflow params, the pre-flight check (once per config)."""
 
     task: TaskConfig
     # `<model>`, `<model>+lora:<adapter>`, `<model> [few_shot k=3]` (hhx.tracking.labels.model_label)
@@ -51,7 +54,7 @@ class EvalRun:
     tracking: TrackingConfig
     data: DictConfig  # the `data` group, as the data sources read it
     survey: DictConfig | None  # the `survey` group a command selected (its overrides), or None
-    config: DictConfig
+    predictor: PredictorConfig
     prompt: PromptVariant = OFFICIAL  # the prompt variant (prompt=; official by default)
 
     @property
@@ -90,6 +93,6 @@ def eval_run(cfg: DictConfig) -> EvalRun:
         tracking=_tracking(cfg.tracking),
         data=cfg.data,
         survey=cfg.get("survey"),
-        config=cfg,
+        predictor=predictor_config(cfg),
         prompt=prompt,
     )

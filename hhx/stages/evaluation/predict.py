@@ -32,7 +32,7 @@ def predict(run: EvalRun, bench: BenchTask, examples: pd.DataFrame,
     t0 = time.perf_counter()
     predictor = None
     try:
-        predictor = make_predictor(run.config)
+        predictor = make_predictor(run.predictor)
         predictor.fit(bench)
         fit_s = time.perf_counter() - t0
         rows = predictor.predict(bench, examples)

@@ -95,8 +95,8 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         "hhx.base_model": run.base_model,
         "hhx.adapter": run.adapter,
         # A custom predictor: what model.target named (hhx/predictors/custom.py).
-        **({"hhx.custom.target": str(run.config.model.get("target"))}
-           if run.backend == "custom" and run.config.model.get("target") else {}),
+        **({"hhx.custom.target": str(run.predictor.model.get("target"))}
+           if run.backend == "custom" and run.predictor.model.get("target") else {}),
         **origin_tags(run.task.name),  # an own task: hhx.task_origin=own (official: none)
         **run.prompt.tags(),  # a prompt variant's hhx.prompt, k, seed (none when official)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
