@@ -346,70 +346,6 @@ def _validate_keys(keys: pd.DataFrame, task: TaskConfig) -> None:
         )
 
 
-def _split_labels(post: np.ndarray, rank: np.ndarray, quarter: np.ndarray, task: TaskConfig,
-                  seed: int, minimum_holdout: int) -> np.ndarray:
-    """Each row's split: post-cutoff rows are the post-cutoff test, earlier rows split by row
-    (in canonical order) or by quarter, as the task's split unit says."""
-    n = len(post)
-    split = np.empty(n, dtype=object)
-    split[post] = "post_cutoff_test"
-    pre_idx = np.flatnonzero(~post)
-    if task.split_unit is SplitUnit.row:
-        pre_canonical = pre_idx[np.argsort(rank[pre_idx], kind="stable")]
-        split[pre_canonical] = row_fallback_split(
-            len(pre_canonical), task.name, seed=seed, minimum=minimum_holdout
-        )
-    else:
-        assignment = quarter_split(sorted(set(quarter[pre_idx].tolist())), task.name, seed=seed)
-        split[pre_idx] = [assignment[q] for q in quarter[pre_idx]]
-    return split
-
-
-def _shuffled_cells(split: np.ndarray, quarter: np.ndarray, rank: np.ndarray, task: TaskConfig,
-                    seed: int) -> tuple[np.ndarray, dict[str, list[tuple[str, np.ndarray]]]]:
-    """Each row's within_period_order, and per split its (quarter, rows in that order) cells."""
-    n = len(split)
-    # Cells (split, quarter) in canonical order, then each cell shuffled with its own seed.
-    split_code = pd.Categorical(split, categories=SPLITS).codes.astype(np.int64)
-    quarter_codes, quarter_names = pd.factorize(pd.Series(quarter), sort=True)
-    by_cell = np.lexsort((rank, quarter_codes, split_code))
-    cell_id = split_code[by_cell] * (len(quarter_names) + 1) + quarter_codes[by_cell]
-    bounds = np.flatnonzero(np.diff(cell_id)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [n]])
-    within = np.zeros(n, dtype=np.int64)
-    queues: dict[str, list[tuple[str, np.ndarray]]] = {s: [] for s in SPLITS}
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        rows = by_cell[start:end]
-        cell_split = SPLITS[split_code[rows[0]]]
-        cell_quarter = str(quarter_names[quarter_codes[rows[0]]])
-        perm = _shuffled_range(len(rows), stable_seed(seed, task.name, cell_split, cell_quarter))
-        queue = rows[perm]  # rows in within_period_order
-        within[queue] = np.arange(1, len(rows) + 1)
-        queues[cell_split].append((cell_quarter, queue))
-    return within, queues
-
-
-def _positions(queues: dict[str, list[tuple[str, np.ndarray]]], n: int,
-               budgets: Mapping[str, int], export_cap: int) -> np.ndarray:
-    """Each row's split_position (0 = not exported): the historical budgets, every post-cutoff
-    row, each split's quarters interleaved."""
-    counts = {s: sum(len(q) for _, q in queues[s]) for s in SPLITS}
-    prefix = allocate_historical_budgets(
-        {s: counts[s] for s in HISTORICAL_SPLITS}, budgets=budgets, cap=export_cap
-    )
-    prefix["post_cutoff_test"] = counts["post_cutoff_test"]
-    position = np.zeros(n, dtype=np.int64)
-    for s in SPLITS:
-        if not queues[s]:
-            continue
-        cells = sorted(queues[s], key=lambda item: item[0])
-        arrays = interleave_positions([len(q) for _, q in cells], prefix[s])
-        for (_, queue), pos in zip(cells, arrays, strict=True):
-            position[queue[: len(pos)]] = pos
-    return position
-
-
 def assign_splits(
     keys: pd.DataFrame,
     task: TaskConfig,
@@ -436,9 +372,50 @@ def assign_splits(
     rank = np.empty(n, dtype=np.int64)
     rank[canonical_order(keys, task)] = np.arange(n)
 
-    split = _split_labels(post, rank, quarter, task, seed, minimum_holdout)
-    within, queues = _shuffled_cells(split, quarter, rank, task, seed)
-    position = _positions(queues, n, budgets, export_cap)
+    split = np.empty(n, dtype=object)
+    split[post] = "post_cutoff_test"
+    pre_idx = np.flatnonzero(~post)
+    if task.split_unit is SplitUnit.row:
+        pre_canonical = pre_idx[np.argsort(rank[pre_idx], kind="stable")]
+        split[pre_canonical] = row_fallback_split(
+            len(pre_canonical), task.name, seed=seed, minimum=minimum_holdout
+        )
+    else:
+        assignment = quarter_split(sorted(set(quarter[pre_idx].tolist())), task.name, seed=seed)
+        split[pre_idx] = [assignment[q] for q in quarter[pre_idx]]
+
+    # Cells (split, quarter) in canonical order, then each cell shuffled with its own seed.
+    split_code = pd.Categorical(split, categories=SPLITS).codes.astype(np.int64)
+    quarter_codes, quarter_names = pd.factorize(pd.Series(quarter), sort=True)
+    by_cell = np.lexsort((rank, quarter_codes, split_code))
+    cell_id = split_code[by_cell] * (len(quarter_names) + 1) + quarter_codes[by_cell]
+    bounds = np.flatnonzero(np.diff(cell_id)) + 1
+    starts = np.concatenate([[0], bounds])
+    ends = np.concatenate([bounds, [n]])
+    within = np.zeros(n, dtype=np.int64)
+    queues: dict[str, list[tuple[str, np.ndarray]]] = {s: [] for s in SPLITS}
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        rows = by_cell[start:end]
+        cell_split = SPLITS[split_code[rows[0]]]
+        cell_quarter = str(quarter_names[quarter_codes[rows[0]]])
+        perm = _shuffled_range(len(rows), stable_seed(seed, task.name, cell_split, cell_quarter))
+        queue = rows[perm]  # rows in within_period_order
+        within[queue] = np.arange(1, len(rows) + 1)
+        queues[cell_split].append((cell_quarter, queue))
+
+    counts = {s: sum(len(q) for _, q in queues[s]) for s in SPLITS}
+    prefix = allocate_historical_budgets(
+        {s: counts[s] for s in HISTORICAL_SPLITS}, budgets=budgets, cap=export_cap
+    )
+    prefix["post_cutoff_test"] = counts["post_cutoff_test"]
+    position = np.zeros(n, dtype=np.int64)
+    for s in SPLITS:
+        if not queues[s]:
+            continue
+        cells = sorted(queues[s], key=lambda item: item[0])
+        arrays = interleave_positions([len(q) for _, q in cells], prefix[s])
+        for (_, queue), pos in zip(cells, arrays, strict=True):
+            position[queue[: len(pos)]] = pos
 
     split_position = pd.Series(position).where(position > 0).astype("Int64").array
     out = pd.DataFrame(
