@@ -52,12 +52,19 @@ def test_type_checker_passes_over_hhx() -> None:
 
 
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 600, 80
+# Functions left longer, each for a reason that outweighs the length.
+LONGER_BY_DESIGN = {
+    # The release's splits/READY.json records `sampling_rules_sha256`, the digest of this file's
+    # bytes (as the official pipeline's identifies its sampler): splitting the function would
+    # change a release file of every build, so the sampler stays as it was written.
+    ("hhx/bench/splits.py", "assign_splits"),
+}
 
 
 def test_modules_and_functions_stay_readable() -> None:
     """No module of hhx/ over 600 lines, no function (docstring and nested ones included) over
-    80: a longer one is split along its steps."""
-    too_long = []
+    80 but those LONGER_BY_DESIGN says why: a longer one is split along its steps."""
+    too_long, exempt = [], set()
     for path in sorted((ROOT / "hhx").rglob("*.py")):
         text = path.read_text()
         name = path.relative_to(ROOT)
@@ -66,6 +73,11 @@ def test_modules_and_functions_stay_readable() -> None:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                if lines > MAX_FUNCTION_LINES:
+                if lines <= MAX_FUNCTION_LINES:
+                    continue
+                if (str(name), node.name) in LONGER_BY_DESIGN:
+                    exempt.add((str(name), node.name))
+                else:
                     too_long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
     assert not too_long, "split these (ARCHITECTURE.md):\n" + "\n".join(too_long)
+    assert exempt == LONGER_BY_DESIGN, f"no longer long, drop: {LONGER_BY_DESIGN - exempt}"
