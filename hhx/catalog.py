@@ -106,6 +106,9 @@ class BackendSpec:
     # takes in its defaults list; only that backend's models carry the fields, so no other
     # model's config, hash or logged params change. None: the common and LLM settings suffice.
     settings: str | None = None
+    # Of those settings, the ones an evaluate run also tags as `hhx.<backend>.<setting>` (when
+    # set), so runs can be searched by them (every setting is a logged param anyway).
+    tagged: tuple[str, ...] = ()
 
     @property
     def sends_requests(self) -> bool:
@@ -143,7 +146,7 @@ BACKENDS: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("custom", "hhx.predictors.custom:make", Kind.custom,
                 Resources(gpus=0, cpus=1, mem_gb=8, time_min=120),
                 needs="model.target=<module.Class | module:function | entry point> (CPU)",
-                settings="hhx.predictors.custom:CustomModelConfig"),
+                settings="hhx.predictors.custom:CustomModelConfig", tagged=("target",)),
 )}
 
 

@@ -78,7 +78,7 @@ from hhx import catalog
 catalog.BACKENDS["majority"] = catalog.BackendSpec(
     "majority", "majority_backend:make", catalog.Kind.fits,
     catalog.Resources(gpus=0, cpus=1, mem_gb=4, time_min=30), needs="nothing (CPU)",
-    settings="majority_backend:MajorityConfig")
+    settings="majority_backend:MajorityConfig", tagged=("label",))
 
 from hhx.app import main  # noqa: E402  (after the entry: the Backend enum reads the table)
 
@@ -141,6 +141,7 @@ def test_a_new_backend_with_a_setting_of_its_own_runs_end_to_end(contributor):
     found = mlflow.search_runs(experiment_names=["hhx"])
     found = found[found["tags.hhx.backend"] == "majority"]
     assert sorted(found["params.model.label"].fillna("")) == sorted(["None", other])
+    assert sorted(found["tags.hhx.majority.label"].fillna("")) == sorted(["", other])  # tagged
     assert set(found["status"]) == {"FINISHED"}
     result = json.loads(next((contributor / "outputs" / "other" / "result").glob("*.json"))
                         .read_text())

@@ -11,6 +11,7 @@ import pandas as pd
 
 from hhx.bench.layout import BenchTask
 from hhx.bounds import enum_text
+from hhx.catalog import backend_spec
 from hhx.config import DataSource
 from hhx.io import write_json_atomic, write_jsonl_atomic, write_parquet_atomic, write_text_atomic
 from hhx.predictors.protocol import Predictor
@@ -77,6 +78,14 @@ def evaluated_name(run: EvalRun, bench: BenchTask) -> str:
     return run_name(run.task.name, run.model_name, STAGE, run.demo_data or bench.synthetic)
 
 
+def backend_tags(run: EvalRun) -> dict[str, str]:
+    """`hhx.<backend>.<setting>` for the settings its catalog entry tags (`BackendSpec.tagged`),
+    those that are set."""
+    model = run.predictor.model
+    return {f"hhx.{run.backend}.{key}": str(model.get(key))
+            for key in backend_spec(run.backend).tagged if model.get(key)}
+
+
 def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
              extra_tags: dict[str, str]) -> dict[str, str]:
     tags = {
@@ -94,9 +103,8 @@ def run_tags(run: EvalRun, bench: BenchTask, status: str, failure: str | None,
         # Fine-tuned models: the base model and the adapter applied to it (empty for none).
         "hhx.base_model": run.base_model,
         "hhx.adapter": run.adapter,
-        # A custom predictor: what model.target named (hhx/predictors/custom.py).
-        **({"hhx.custom.target": str(run.predictor.model.get("target"))}
-           if run.backend == "custom" and run.predictor.model.get("target") else {}),
+        # The backend's own settings it asks to be tagged (a custom predictor's model.target).
+        **backend_tags(run),
         **origin_tags(run.task.name),  # an own task: hhx.task_origin=own (official: none)
         **run.prompt.tags(),  # a prompt variant's hhx.prompt, k, seed (none when official)
         **extra_tags,  # a sweep cell's identity (hhx/sweeps/cell.py), the selection, the note
