@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,24 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("MLFLOW_TRACKING_URI", "sqlite:////tmp/hhx-tests-never-used.db")
+# Every test that tracks gives MLflow a store of its own (a `store` fixture, or a project root with
+# this variable removed). This store catches one that forgets: it is unique to the session (xdist
+# workers inherit it) and a test after which it exists fails. A forgotten one once let the notebook
+# test's leaderboard rank runs of other tests, depending on the order tests ran in.
+NEVER_USED = Path(tempfile.gettempdir()) / f"hhx-tests-never-used-{os.getpid()}.db"
+os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{NEVER_USED}")
+
+
+@pytest.fixture(autouse=True)
+def _no_run_in_the_shared_store():
+    yield
+    leaked = [p for p in (NEVER_USED, Path(f"{NEVER_USED}.lock")) if p.exists()]
+    for path in leaked:
+        path.unlink()
+    if leaked:
+        pytest.fail(f"MLflow wrote to {NEVER_USED}, the store no test may use (this test, or one "
+                    "running beside it): give it a store of its own (tracking.uri=..., or HHX_ROOT "
+                    "with MLFLOW_TRACKING_URI removed)", pytrace=False)
 
 
 @pytest.fixture

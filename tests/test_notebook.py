@@ -46,6 +46,8 @@ def test_the_quickstart_notebook_runs_and_shows_what_it_promises(tmp_path, monke
     monkeypatch.setenv("HHX_ROOT", str(root))  # the kernel inherits it: data, runs, MLflow there
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("HHX_PROGRESS", "0")
+    # the root's own MLflow store, as a reader's kernel has it (not the test session's variable)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
 
     nb = nbformat.read(work / NOTEBOOK.name, as_version=4)
     NotebookClient(nb, kernel_name="python3", timeout=900,
@@ -62,6 +64,8 @@ def test_the_quickstart_notebook_runs_and_shows_what_it_promises(tmp_path, monke
     assert "few_shot k=3" in everything  # the variant's label, never the official model's name
 
     # what the notebook's runs left in its root: an MLflow store, the leaderboard ranking them all
+    assert (root / "mlflow.db").is_file() and (root / "mlruns").is_dir()
+    assert not (work / "mlruns").exists()  # artifacts beside the store, not in the notebook's folder
     board = root / "outputs" / "leaderboard"
     ranks = (board / "leaderboard.csv").read_text()
     for model in ("no_change", "xgboost", "ridge_of_mine", "smollm2_135m [few_shot k=3]"):
@@ -90,8 +94,10 @@ def test_the_readmes_python_blocks_run_as_written(tmp_path):
     root.mkdir()
     env = {**__import__("os").environ, "HHX_ROOT": str(root), "PYTHONPATH": str(REPO),
            "HHX_PROGRESS": "0"}
+    env.pop("MLFLOW_TRACKING_URI", None)  # the root's own store, as a reader has it
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ranked:" in done.stdout and "xgboost" in done.stdout
     assert (root / "outputs" / "leaderboard" / "leaderboard.csv").is_file()
+    assert (root / "mlflow.db").is_file() and not (tmp_path / "mlruns").exists()

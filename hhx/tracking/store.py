@@ -7,12 +7,19 @@ logged_models already exists`. Once the store exists it does not happen. So the 
 store before its jobs start (hhx/sweeps/callback.py), and every run prepares it again under an
 exclusive file lock beside the database, which serialises the first write whatever the launcher.
 A server URI (http://...) needs nothing: the server owns its schema.
+
+A SQLite store keeps its experiments' artifacts beside it (`<db folder>/mlruns/<experiment>`).
+MLflow's own default is `./mlruns` of whatever folder the first run started in, fixed into the
+experiment from then on: a notebook folder, or the checkout a demo grid ran from, collected the
+project's predictions and models, and a copied or deleted project lost or left them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +33,17 @@ def sqlite_path(uri: str) -> Path | None:
     if not uri.startswith("sqlite:///"):
         return None
     return Path(uri[len("sqlite:///"):])
+
+
+def artifact_location(uri: str, experiment: str) -> str | None:
+    """Where a new experiment of a SQLite store keeps its artifacts (None: the store decides)."""
+    path = sqlite_path(uri)
+    if path is None:
+        return None
+    folder = re.sub(r"[^A-Za-z0-9._-]+", "_", experiment).strip("._") or "experiment"
+    if folder != experiment:  # two names that sanitise alike keep folders of their own
+        folder += "-" + hashlib.sha256(experiment.encode()).hexdigest()[:8]
+    return (path.resolve().parent / "mlruns" / folder).as_uri()
 
 
 @contextlib.contextmanager
@@ -60,7 +78,8 @@ def prepare_store(uri: str, experiment: str) -> str:
         found = client.get_experiment_by_name(experiment)
         if found is None:
             experiment_id = client.create_experiment(
-                experiment, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+                experiment, artifact_location=artifact_location(uri, experiment),
+                tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
         else:
             experiment_id = found.experiment_id
     _READY.add((uri, experiment))

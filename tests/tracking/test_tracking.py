@@ -45,3 +45,27 @@ def test_log_run_writes_params_tags_metrics_artifacts_and_redacts(tmp_path: Path
 def test_disabled_tracking_logs_nothing(tmp_path: Path):
     tracking = OmegaConf.create({"enabled": False})
     assert log_run(tracking, run_name="x", params={}, tags={}, metrics={}, artifact_dir=None) is None
+
+
+def test_artifacts_stay_beside_the_store_whatever_folder_runs_start_in(tmp_path: Path, monkeypatch):
+    """MLflow alone puts a SQLite store's artifacts in `./mlruns` of the first run's folder; the
+    project's store keeps them beside it, so the project is one folder to copy or delete."""
+    project, elsewhere = tmp_path / "project", tmp_path / "notebooks"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    uri = f"sqlite:///{project}/mlflow.db"
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "x.jsonl").write_text('{"id": "1"}\n')
+    ids = []
+    for experiment in ("hhx", "my runs/1"):  # a name that is not a folder name, too
+        tracking = OmegaConf.create({"enabled": True, "uri": uri, "experiment": experiment,
+                                     "log_artifacts": True})
+        ids.append(log_run(tracking, run_name="x", params={}, tags={}, metrics={},
+                           artifact_dir=art))
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    folders = {Path(client.get_run(i).info.artifact_uri.removeprefix("file://")) for i in ids}
+    assert all(project / "mlruns" in f.parents for f in folders) and len(folders) == 2
+    assert all((f / "x.jsonl").is_file() for f in folders)
+    assert not (elsewhere / "mlruns").exists()
