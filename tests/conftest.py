@@ -17,8 +17,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # this variable removed). This store catches one that forgets: it is unique to the session (xdist
 # workers inherit it) and a test after which it exists fails. A forgotten one once let the notebook
 # test's leaderboard rank runs of other tests, depending on the order tests ran in.
-NEVER_USED = Path(tempfile.gettempdir()) / f"hhx-tests-never-used-{os.getpid()}.db"
-os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{NEVER_USED}")
+# A developer's own MLFLOW_TRACKING_URI is replaced too: no test run reaches their store.
+_NEVER_USED_NAME = "hhx-tests-never-used-"
+if _NEVER_USED_NAME not in os.environ.get("MLFLOW_TRACKING_URI", ""):  # xdist workers keep it
+    os.environ["MLFLOW_TRACKING_URI"] = (
+        f"sqlite:///{tempfile.gettempdir()}/{_NEVER_USED_NAME}{os.getpid()}.db")
+NEVER_USED = Path(os.environ["MLFLOW_TRACKING_URI"].removeprefix("sqlite:///"))
 
 
 @pytest.fixture(autouse=True)
