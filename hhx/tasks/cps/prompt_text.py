@@ -60,16 +60,11 @@ def pick(table: Mapping[Any, str], key: Any, col: str, row: Mapping[str, Any], t
 
 def whole(row: Mapping[str, Any], col: str, task: str) -> int:
     """int(round(x)) of a numeric cell; missing is an error naming the column and id."""
-    try:
-        value = float(row[col])
-    except (KeyError, TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value):
-        raise DataError(f"{task}: {col} is missing for id {row.get('id')!r}")
-    return int(round(value))
+    return int(round(number(row, col, task)))
 
 
 def number(row: Mapping[str, Any], col: str, task: str) -> float:
+    """A numeric cell as float; missing or not finite is an error naming the column and id."""
     try:
         value = float(row[col])
     except (KeyError, TypeError, ValueError):
